@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# MetaRoCE: kernel module, rdma-core provider, tests.
+#
+#   make deps      install build/test dependencies (apt-get, idempotent)
+#   make           build metaroce.ko and libmetaroce-rdmav34.so
+#   make install   install both (depmod, /etc/libibverbs.d/metaroce.driver)
+#   make demo      boot the bundled VM: two devices in two namespaces
+#   make check     build, run every selftest in the VM, print a summary
+#   make lint      checkpatch --strict, sparse and W=1 on the kernel code
+
+# Kernel to build against: the running kernel's build dir when it exists,
+# else the newest installed 6.12 headers.
+KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
+	     $(lastword $(shell ls -d /lib/modules/6.12.*/build 2>/dev/null | sort -V)))
+KMOD := drivers/infiniband/sw/metaroce/metaroce.ko
+PROVIDER := rdma-core-provider/libmetaroce-rdmav34.so
+
+.PHONY: all module provider install deps check demo lint clean
+
+all: module provider
+
+module:
+	@test -n "$(KDIR)" || { echo "no kernel build dir: run 'make deps'" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+provider:
+	$(MAKE) -C rdma-core-provider
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	depmod -a $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+	$(MAKE) -C rdma-core-provider install
+
+deps:
+	tools/deps.sh
+
+check: deps all
+	tools/run-tests.sh
+
+demo: deps all
+	tools/demo.sh
+
+lint: module
+	tools/lint.sh
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C rdma-core-provider clean

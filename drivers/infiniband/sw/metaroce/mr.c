@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory regions and their keys.
+ *
+ * A key is a 24-bit index into the device's MR table followed by 8 random
+ * bits, so a peer cannot guess a valid rkey from an index alone.
+ */
+#include <linux/random.h>
+
+#include "verbs.h"
+
+#define MROCE_KEY_INDEX_MAX	((1U << 24) - 1)
+
+#define MROCE_MR_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
+				   IB_ACCESS_REMOTE_WRITE | \
+				   IB_ACCESS_REMOTE_READ | \
+				   IB_ACCESS_REMOTE_ATOMIC | \
+				   IB_ACCESS_MW_BIND | \
+				   IB_ACCESS_OPTIONAL)
+
+static struct mroce_mr *mroce_mr_alloc(struct ib_pd *ibpd, int access)
+{
+	struct mroce_dev *mdev = to_mdev(ibpd->device);
+	struct mroce_mr *mr;
+	u32 index;
+	int err;
+
+	if (access & ~MROCE_MR_ACCESS_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!mroce_get_limit(&mdev->num_mr, mdev->attr.max_mr))
+		return ERR_PTR(-ENOMEM);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		err = -ENOMEM;
+		goto err_limit;
+	}
+
+	/* Reserve the index; mroce_mr_publish() makes the key valid. */
+	err = xa_alloc_cyclic(&mdev->mr_xa, &index, NULL,
+			      XA_LIMIT(1, MROCE_KEY_INDEX_MAX),
+			      &mdev->mr_next, GFP_KERNEL);
+	if (err < 0)
+		goto err_free;
+
+	mr->ibmr.device = ibpd->device;	/* the core sets it too, later */
+	mr->access = access;
+	mr->ibmr.lkey = index << 8 | get_random_u8();
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return mr;
+
+err_free:
+	kfree(mr);
+err_limit:
+	atomic_dec(&mdev->num_mr);
+	return ERR_PTR(err);
+}
+
+static struct ib_mr *mroce_mr_publish(struct mroce_mr *mr)
+{
+	struct mroce_dev *mdev = to_mdev(mr->ibmr.device);
+
+	/* The slot is reserved: storing into it allocates nothing. */
+	xa_store(&mdev->mr_xa, mr->ibmr.lkey >> 8, mr, GFP_KERNEL);
+	return &mr->ibmr;
+}
+
+static void mroce_mr_free(struct mroce_mr *mr)
+{
+	struct mroce_dev *mdev = to_mdev(mr->ibmr.device);
+
+	xa_erase(&mdev->mr_xa, mr->ibmr.lkey >> 8);
+	kfree(mr);
+	atomic_dec(&mdev->num_mr);
+}
+
+struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct mroce_mr *mr = mroce_mr_alloc(ibpd, access);
+
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->type = MROCE_MR_DMA;
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	return mroce_mr_publish(mr);
+}
+
+struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct ib_umem *umem;
+	struct mroce_mr *mr;
+
+	if (!length || length > MROCE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
+	if (iova + length < iova)
+		return ERR_PTR(-EINVAL);
+
+	mr = mroce_mr_alloc(ibpd, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(umem)) {
+		mroce_mr_free(mr);
+		return ERR_CAST(umem);
+	}
+	mr->type = MROCE_MR_USER;
+	mr->umem = umem;
+	mr->iova = iova;
+	mr->length = length;
+	return mroce_mr_publish(mr);
+}
+
+int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct mroce_mr *mr = to_mmr(ibmr);
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	mroce_mr_free(mr);
+	return 0;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * MetaRoCE: an RDMA transport for lossy Ethernet.
+ *
+ * Device-wide definitions shared by every file of the driver.
+ */
+#ifndef MROCE_H
+#define MROCE_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+
+#define MROCE_LINK_TYPE		"metaroce"
+#define MROCE_NODE_DESC		"MetaRoCE"
+#define MROCE_PORT		1
+
+/*
+ * Worst-case bytes a MetaRoCE packet adds on top of its payload: IPv6 (40),
+ * UDP (8), the largest MetaRoCE header chain (64) and the integrity trailer
+ * (4).  The verbs path MTU is the largest IB MTU that fits the netdev MTU
+ * minus this overhead.
+ */
+#define MROCE_MAX_HDR_OVERHEAD	(40 + 8 + 64 + 4)
+
+/* Device limits reported through query_device. */
+#define MROCE_MAX_QP		(1 << 16)
+#define MROCE_MAX_QP_WR		(1 << 14)
+#define MROCE_MAX_SGE		32
+#define MROCE_MAX_SGE_RD	32
+#define MROCE_MAX_CQ		(1 << 16)
+#define MROCE_MAX_CQE		((1 << 17) - 1)
+#define MROCE_MAX_MR		(1 << 18)
+#define MROCE_MAX_PD		(1 << 16)
+#define MROCE_MAX_MR_SIZE	(1ULL << 40)
+#define MROCE_MAX_MSG_SIZE	0x80000000U
+#define MROCE_MAX_INLINE	256
+#define MROCE_MAX_RD_ATOMIC	16
+#define MROCE_MAX_UCONTEXT	512
+#define MROCE_GID_TBL_LEN	1024
+#define MROCE_VENDOR_ID		0xffffff	/* no OUI: software device */
+#define MROCE_VENDOR_PART_ID	0x4d52		/* "MR" */
+
+struct mroce_dev {
+	struct ib_device ibdev;
+	struct list_head list;		/* on mroce_devices, under mroce_devices_lock */
+	/*
+	 * The bound netdev.  ib_core holds the reference (ib_device_set_netdev);
+	 * this pointer is only compared, never dereferenced, outside that.
+	 */
+	struct net_device *ndev;
+	struct ib_device_attr attr;
+
+	spinlock_t port_lock;		/* port_state, active_mtu */
+	enum ib_port_state port_state;
+	enum ib_mtu active_mtu;
+
+	struct xarray mr_xa;		/* key index -> struct mroce_mr */
+	u32 mr_next;			/* cyclic allocation hint for mr_xa */
+	struct xarray qp_xa;		/* QPN -> struct mroce_qp */
+	u32 qp_next;			/* cyclic allocation hint for qp_xa */
+
+	atomic_t num_ucontext;
+	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_mr;
+};
+
+static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct mroce_dev, ibdev);
+}
+
+/* device.c */
+int mroce_newlink(const char *ibdev_name, struct net_device *ndev);
+void mroce_remove_all(void);
+struct mroce_dev *mroce_find_by_netdev(struct net_device *ndev);
+
+/* port.c */
+void mroce_port_update(struct mroce_dev *mdev, struct net_device *ndev);
+int mroce_query_port(struct ib_device *ibdev, u32 port_num,
+		     struct ib_port_attr *attr);
+int mroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+			     struct ib_port_immutable *immutable);
+enum rdma_link_layer mroce_get_link_layer(struct ib_device *ibdev,
+					  u32 port_num);
+int mroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+		     u16 *pkey);
+
+/* netdev_events.c */
+int mroce_netdev_events_init(void);
+void mroce_netdev_events_exit(void);
+
+/*
+ * Take one object of a kind whose device-wide count is limited to max.
+ * Returns false, taking nothing, when the limit is reached.
+ */
+static inline bool mroce_get_limit(atomic_t *count, int max)
+{
+	return atomic_add_unless(count, 1, max);
+}
+
+#endif /* MROCE_H */

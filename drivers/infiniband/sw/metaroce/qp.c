@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pairs: creation, the verbs state machine, query and destruction.
+ */
+#include <linux/slab.h>
+
+#include "verbs.h"
+
+#define MROCE_QPN_MIN		16
+#define MROCE_QPN_MAX		((1U << 24) - 1)
+#define MROCE_PSN_MASK		((1U << 24) - 1)
+
+static int mroce_check_qp_init(struct mroce_dev *mdev,
+			       struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags || init->srq)
+		return -EOPNOTSUPP;
+	/* User QPs use mmapped rings, which come with the userspace fast path. */
+	if (udata)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr > mdev->attr.max_qp_wr ||
+	    cap->max_recv_wr > mdev->attr.max_qp_wr ||
+	    cap->max_send_sge > mdev->attr.max_send_sge ||
+	    cap->max_recv_sge > mdev->attr.max_recv_sge ||
+	    cap->max_inline_data > MROCE_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+static int mroce_qpn_alloc(struct mroce_dev *mdev, struct mroce_qp *qp,
+			   enum ib_qp_type type)
+{
+	u32 qpn;
+	int err;
+
+	if (type == IB_QPT_GSI) {
+		err = xa_insert(&mdev->qp_xa, 1, qp, GFP_KERNEL);
+		if (err)
+			return err;
+		qp->ibqp.qp_num = 1;
+		return 0;
+	}
+	err = xa_alloc_cyclic(&mdev->qp_xa, &qpn, qp,
+			      XA_LIMIT(MROCE_QPN_MIN, MROCE_QPN_MAX),
+			      &mdev->qp_next, GFP_KERNEL);
+	if (err < 0)
+		return err;
+	qp->ibqp.qp_num = qpn;
+	return 0;
+}
+
+int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct ib_qp_cap *cap = &init->cap;
+	int err;
+
+	err = mroce_check_qp_init(mdev, init, udata);
+	if (err)
+		return err;
+	if (!mroce_get_limit(&mdev->num_qp, mdev->attr.max_qp))
+		return -ENOMEM;
+
+	mutex_init(&qp->state_lock);
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_type = init->sq_sig_type;
+
+	err = mroce_wq_init(&qp->sq, cap->max_send_wr,
+			    max(cap->max_send_sge,
+				DIV_ROUND_UP(cap->max_inline_data,
+					     sizeof(struct mroce_sge))),
+			    sizeof(struct mroce_send_wqe));
+	if (err)
+		goto err_limit;
+	err = mroce_wq_init(&qp->rq, cap->max_recv_wr, cap->max_recv_sge,
+			    sizeof(struct mroce_recv_wqe));
+	if (err)
+		goto err_sq;
+	err = mroce_qpn_alloc(mdev, qp, init->qp_type);
+	if (err)
+		goto err_rq;
+
+	cap->max_send_wr = qp->sq.max_wr;
+	cap->max_recv_wr = qp->rq.max_wr;
+	cap->max_send_sge = min_t(u32, qp->sq.max_sge, mdev->attr.max_send_sge);
+	cap->max_recv_sge = qp->rq.max_sge;
+	return 0;
+
+err_rq:
+	mroce_wq_free(&qp->rq);
+err_sq:
+	mroce_wq_free(&qp->sq);
+err_limit:
+	atomic_dec(&mdev->num_qp);
+	return err;
+}
+
+static int mroce_check_qp_attr(struct mroce_qp *qp, struct ib_qp_attr *attr,
+			       int mask)
+{
+	if (mask & IB_QP_ALT_PATH)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != MROCE_PORT)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > MROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > MROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > MROCE_QPN_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_AV) &&
+	    (attr->ah_attr.type != RDMA_AH_ATTR_TYPE_ROCE ||
+	     !(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH)))
+		return -EINVAL;
+	return 0;
+}
+
+static void mroce_set_av(struct mroce_av *av, const struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+
+	av->dgid = grh->dgid;
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->flow_label = grh->flow_label;
+	av->sl = rdma_ah_get_sl(ah);
+	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+}
+
+static void mroce_apply_qp_attr(struct mroce_qp *qp, struct ib_qp_attr *attr,
+				int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_AV)
+		mroce_set_av(&qp->av, &attr->ah_attr);
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & MROCE_PSN_MASK;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & MROCE_PSN_MASK;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+}
+
+int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int mask, struct ib_udata *udata)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	enum ib_qp_state cur, new;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->state_lock);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (cur != qp->state && !(cur == IB_QPS_SQE && qp->state == IB_QPS_RTS)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
+		err = -EINVAL;
+		goto out;
+	}
+	err = mroce_check_qp_attr(qp, attr, mask);
+	if (err)
+		goto out;
+
+	mroce_apply_qp_attr(qp, attr, mask);
+	if (mask & IB_QP_STATE) {
+		qp->state = new;
+		if (new == IB_QPS_RESET) {
+			mroce_wq_reset(&qp->sq);
+			mroce_wq_reset(&qp->rq);
+		} else if (new == IB_QPS_ERR) {
+			mroce_qp_flush(qp);
+		}
+	}
+out:
+	mutex_unlock(&qp->state_lock);
+	return err;
+}
+
+int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+
+	mutex_lock(&qp->state_lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->port_num = attr->port_num ?: MROCE_PORT;
+	attr->cap.max_send_wr = qp->sq.max_wr;
+	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = min_t(u32, MROCE_MAX_INLINE,
+					  qp->sq.max_sge * sizeof(struct mroce_sge));
+	if (ibqp->qp_type == IB_QPT_RC) {
+		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+		rdma_ah_set_port_num(&attr->ah_attr, MROCE_PORT);
+		rdma_ah_set_sl(&attr->ah_attr, qp->av.sl);
+		rdma_ah_set_grh(&attr->ah_attr, &qp->av.dgid,
+				qp->av.flow_label, qp->av.sgid_index,
+				qp->av.hop_limit, qp->av.traffic_class);
+		memcpy(attr->ah_attr.roce.dmac, qp->av.dmac, ETH_ALEN);
+	}
+	mutex_unlock(&qp->state_lock);
+
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	return 0;
+}
+
+int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_qp *qp = to_mqp(ibqp);
+
+	xa_erase(&mdev->qp_xa, ibqp->qp_num);
+	mroce_wq_free(&qp->sq);
+	mroce_wq_free(&qp->rq);
+	mutex_destroy(&qp->state_lock);
+	atomic_dec(&mdev->num_qp);
+	return 0;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * MetaRoCE verbs objects: protection domains, memory regions, completion
+ * queues and queue pairs, and the ib_device_ops entry points for them.
+ */
+#ifndef MROCE_VERBS_H
+#define MROCE_VERBS_H
+
+#include <linux/spinlock.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+#include "mroce.h"
+
+struct mroce_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct mroce_pd {
+	struct ib_pd ibpd;
+};
+
+static inline struct mroce_pd *to_mpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct mroce_pd, ibpd);
+}
+
+enum mroce_mr_type {
+	MROCE_MR_DMA,		/* the whole kernel address space */
+	MROCE_MR_USER,		/* pinned user memory (ib_umem) */
+};
+
+struct mroce_mr {
+	struct ib_mr ibmr;
+	enum mroce_mr_type type;
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;	/* MROCE_MR_USER only */
+};
+
+static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct mroce_mr, ibmr);
+}
+
+/* A kernel completion queue: a ring of ib_wc under one lock. */
+struct mroce_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;	/* everything below */
+	struct ib_wc *ring;
+	u32 size;		/* slots: ibcq.cqe + 1 */
+	u32 head;		/* next to poll */
+	u32 count;		/* completions in the ring */
+	enum ib_cq_notify_flags armed;	/* 0 when not armed */
+	bool overflow;
+};
+
+static inline struct mroce_cq *to_mcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct mroce_cq, ibcq);
+}
+
+int mroce_cq_complete(struct mroce_cq *cq, const struct ib_wc *wc,
+		      bool solicited);
+
+/* Address vector resolved from an rdma_ah_attr. */
+struct mroce_av {
+	union ib_gid dgid;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u32 flow_label;
+	u8 dmac[ETH_ALEN];
+	u8 sl;
+};
+
+struct mroce_sge {
+	u64 addr;
+	u32 length;
+	u32 lkey;
+};
+
+struct mroce_recv_wqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct mroce_sge sge[];
+};
+
+struct mroce_send_wqe {
+	u64 wr_id;
+	enum ib_wr_opcode opcode;
+	int send_flags;
+	u32 num_sge;
+	__be32 imm_data;
+	u32 invalidate_rkey;
+	u64 remote_addr;
+	u32 rkey;
+	u64 compare_add;
+	u64 swap;
+	struct mroce_sge sge[];
+};
+
+/* A work queue: a power-of-two ring of fixed-size WQEs. */
+struct mroce_wq {
+	spinlock_t lock;	/* head, tail and the slots between them */
+	void *buf;
+	u32 wqe_size;
+	u32 mask;		/* slots - 1 */
+	u32 max_wr;
+	u32 max_sge;
+	u32 head;		/* next to consume */
+	u32 tail;		/* next to post */
+};
+
+struct mroce_qp {
+	struct ib_qp ibqp;
+	struct mutex state_lock;	/* serialises modify/query/destroy */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;		/* last values set by modify_qp */
+	struct mroce_av av;
+	enum ib_sig_type sq_sig_type;
+	struct mroce_wq sq;
+	struct mroce_wq rq;
+};
+
+static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct mroce_qp, ibqp);
+}
+
+/* ucontext.c */
+int mroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void mroce_dealloc_ucontext(struct ib_ucontext *ibuc);
+
+/* pd.c */
+int mroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int mroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* mr.c */
+struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* cq.c */
+int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct uverbs_attr_bundle *attrs);
+int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int mroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+
+/* qp.c */
+int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int mask, struct ib_udata *udata);
+int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* wq.c */
+int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
+		  size_t wqe_hdr);
+void mroce_wq_free(struct mroce_wq *wq);
+void mroce_wq_reset(struct mroce_wq *wq);
+int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+void mroce_qp_flush(struct mroce_qp *qp);
+
+#endif /* MROCE_VERBS_H */

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Install everything MetaRoCE needs to build, test and benchmark, with apt-get.
+# Idempotent: quick when every package is already present.
+set -euo pipefail
+
+PKGS=(
+	# build
+	build-essential gcc make pkg-config kmod xz-utils cpio
+	linux-headers-6.12-amd64 libibverbs-dev librdmacm-dev
+	sparse linux-source-6.12
+	# VM test bench: the guest kernel, qemu and an initramfs shell
+	linux-image-6.12-amd64 qemu-system-x86 busybox-static
+	# userspace that runs inside the guest (shared from the host root)
+	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
+	python3-pyverbs iproute2 iputils-ping iperf3 tcpdump ethtool procps
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

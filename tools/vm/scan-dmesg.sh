@@ -1,0 +1,10 @@
+#!/bin/bash
+# Exit 1 (printing the offending lines) if a guest kernel log contains a
+# WARN/BUG/Oops/KASAN/UBSAN/leak/hung-task/refcount report.
+# Usage: scan-dmesg.sh DMESG_FILE
+set -u
+pattern='WARNING:|BUG:|BUG |Oops|KASAN|UBSAN|kmemleak|unreferenced object|blocked for more than|hung_task|general protection|Call Trace|refcount_t:|list_add corruption|list_del corruption|unregister_netdevice: waiting|Kernel panic|stack-protector|double free|use-after-free|slab-out-of-bounds'
+if grep -E -n "$pattern" "$1" >&2; then
+	exit 1
+fi
+exit 0
