@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/sizes.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -26,15 +27,15 @@
 #define MROCE_MAX_HDR_OVERHEAD	(40 + 8 + 64 + 4)
 
 /* Device limits reported through query_device. */
-#define MROCE_MAX_QP		(1 << 16)
-#define MROCE_MAX_QP_WR		(1 << 14)
+#define MROCE_MAX_QP		SZ_64K
+#define MROCE_MAX_QP_WR		SZ_16K
 #define MROCE_MAX_SGE		32
 #define MROCE_MAX_SGE_RD	32
-#define MROCE_MAX_CQ		(1 << 16)
-#define MROCE_MAX_CQE		((1 << 17) - 1)
-#define MROCE_MAX_MR		(1 << 18)
-#define MROCE_MAX_PD		(1 << 16)
-#define MROCE_MAX_MR_SIZE	(1ULL << 40)
+#define MROCE_MAX_CQ		SZ_64K
+#define MROCE_MAX_CQE		(SZ_128K - 1)
+#define MROCE_MAX_MR		SZ_256K
+#define MROCE_MAX_PD		SZ_64K
+#define MROCE_MAX_MR_SIZE	SZ_1T
 #define MROCE_MAX_MSG_SIZE	0x80000000U
 #define MROCE_MAX_INLINE	256
 #define MROCE_MAX_RD_ATOMIC	16

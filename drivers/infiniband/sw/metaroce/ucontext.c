@@ -32,3 +32,14 @@ void mroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	atomic_dec(&to_mdev(ibuc->device)->num_ucontext);
 }
+
+/*
+ * Device removal with contexts still open (rdma link delete, netdev gone,
+ * module unload): the core destroys every object of the context through the
+ * usual destroy verbs and zaps the mmaps made through rdma_user_mmap_entry;
+ * nothing is left for the driver to detach.  Having this op lets removal
+ * proceed instead of waiting for every process to close the device.
+ */
+void mroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}

@@ -132,6 +132,7 @@ static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
 /* ucontext.c */
 int mroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void mroce_dealloc_ucontext(struct ib_ucontext *ibuc);
+void mroce_disassociate_ucontext(struct ib_ucontext *ibuc);
 
 /* pd.c */
 int mroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

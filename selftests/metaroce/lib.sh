@@ -1,0 +1,110 @@
+#!/bin/bash
+# Shared helpers for MetaRoCE selftests (sourced).  TAP 13 output in the
+# kselftest style: exit 0 when every test passed, 1 on any failure, 4 when
+# the whole file was skipped.
+set -u
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+_tap_n=0
+_tap_fail=0
+
+tap_plan() {
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+# ok_if DESCRIPTION COMMAND...: one test point, passing when COMMAND succeeds.
+ok_if() {
+	local desc=$1 out
+	shift
+	_tap_n=$((_tap_n + 1))
+	if out=$("$@" 2>&1); then
+		echo "ok $_tap_n - $desc"
+	else
+		echo "not ok $_tap_n - $desc"
+		_tap_fail=$((_tap_fail + 1))
+		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+}
+
+# fails_with DESCRIPTION ERRTEXT COMMAND...: COMMAND must fail and print ERRTEXT.
+fails_with() {
+	local desc=$1 want=$2 out
+	shift 2
+	_tap_n=$((_tap_n + 1))
+	if out=$("$@" 2>&1); then
+		echo "not ok $_tap_n - $desc"
+		echo "# command succeeded but should have failed: $*"
+		_tap_fail=$((_tap_fail + 1))
+	elif ! grep -qi -- "$want" <<<"$out"; then
+		echo "not ok $_tap_n - $desc"
+		echo "# expected '$want' in: $out"
+		_tap_fail=$((_tap_fail + 1))
+	else
+		echo "ok $_tap_n - $desc"
+	fi
+}
+
+skip_test() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1 # SKIP $2"
+}
+
+tap_done() {
+	if ((_tap_fail)); then
+		echo "# $_tap_fail of $_tap_n failed"
+		exit $KSFT_FAIL
+	fi
+	exit $KSFT_PASS
+}
+
+diag() {
+	printf '%s\n' "$*" | sed 's/^/# /'
+}
+
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds.
+wait_for() {
+	local t=$1 i
+	shift
+	for ((i = 0; i < t * 10; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Two hosts: namespaces mra (10.77.0.1, fd77::1 on veth va) and mrb
+# (10.77.0.2, fd77::2 on veth vb).
+NS_A=mra
+NS_B=mrb
+IP_A=10.77.0.1
+IP_B=10.77.0.2
+IP6_A=fd77::1
+IP6_B=fd77::2
+
+setup_two_hosts() {
+	ip netns add $NS_A
+	ip netns add $NS_B
+	ip link add va netns $NS_A type veth peer name vb netns $NS_B
+	ip -n $NS_A addr add $IP_A/24 dev va
+	ip -n $NS_B addr add $IP_B/24 dev vb
+	ip -n $NS_A addr add $IP6_A/64 dev va nodad
+	ip -n $NS_B addr add $IP6_B/64 dev vb nodad
+	ip -n $NS_A link set lo up
+	ip -n $NS_B link set lo up
+	ip -n $NS_A link set va up
+	ip -n $NS_B link set vb up
+}
+
+# The GID table entries (sysfs) of ibdev port 1, non-zero ones only.
+ibdev_gids() {
+	cat /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
+		grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$'
+}
+
+port_state() {
+	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z_]*\) .*/\1/p'
+}
