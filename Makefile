@@ -4,7 +4,8 @@
 #
 #   make deps      install build/test dependencies (apt-get, idempotent)
 #   make           build metaroce.ko and libmetaroce-rdmav34.so
-#   make install   install both (depmod, /etc/libibverbs.d/metaroce.driver)
+#   make install   install both (depmod, /etc/libibverbs.d/metaroce.driver);
+#                  DESTDIR=dir stages the files under dir instead
 #   make demo      boot the bundled VM: two devices in two namespaces
 #   make check     build, run every selftest in the VM, print a summary
 #   make lint      checkpatch --strict, sparse and W=1 on the kernel code
@@ -27,9 +28,11 @@ module:
 provider:
 	$(MAKE) -C rdma-core-provider
 
-install: all
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
-	depmod -a $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+# Installs what `make` built (DESTDIR stages into a directory instead).
+install:
+	@test -f $(KMOD) -a -f $(PROVIDER) || { echo "run 'make' first" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(shell modinfo -F vermagic $(KMOD) | cut -d' ' -f1)
 	$(MAKE) -C rdma-core-provider install
 
 deps:

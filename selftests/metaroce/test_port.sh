@@ -3,7 +3,7 @@
 # async events), active MTU from the netdev MTU.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 11
+tap_plan 15
 setup_two_hosts
 ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
 
@@ -44,8 +44,18 @@ diag "$(cat /tmp/async.txt)"
 ok_if "MTU 1500: active_mtu 1024" mtu_is 1024
 ip -n $NS_A link set va mtu 9000
 ok_if "MTU 9000: active_mtu 4096" wait_for 5 mtu_is 4096
-ip -n $NS_A link set va mtu 2400
-ok_if "MTU 2400: active_mtu 2048" wait_for 5 mtu_is 2048
+ip -n $NS_A link set va mtu 4220
+ok_if "MTU 4220 (4096 + 124 overhead): active_mtu 4096" wait_for 5 mtu_is 4096
+ip -n $NS_A link set va mtu 4219
+ok_if "MTU 4219: active_mtu 2048" wait_for 5 mtu_is 2048
+ip -n $NS_A link set va mtu 2200
+ok_if "MTU 2200: active_mtu 2048" wait_for 5 mtu_is 2048
+ip -n $NS_A link set va mtu 379
+ok_if "MTU 379 (below 256 + 124): port DOWN" wait_for 5 port_is DOWN
+ip -n $NS_A link set va mtu 1500
+ok_if "MTU back to 1500: port ACTIVE, active_mtu 1024" \
+	wait_for 5 bash -c "ip netns exec $NS_A ibv_devinfo -d mra0 | grep -q 'active_mtu:.*1024' &&
+			    ip netns exec $NS_A ibv_devinfo -d mra0 | grep -q PORT_ACTIVE"
 
 rdma link delete mra0
 modprobe -r metaroce

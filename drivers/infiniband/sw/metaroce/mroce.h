@@ -19,12 +19,12 @@
 #define MROCE_PORT		1
 
 /*
- * Worst-case bytes a MetaRoCE packet adds on top of its payload: IPv6 (40),
- * UDP (8), the largest MetaRoCE header chain (64) and the integrity trailer
- * (4).  The verbs path MTU is the largest IB MTU that fits the netdev MTU
- * minus this overhead.
+ * Worst-case bytes a MetaRoCE data packet adds on top of its payload
+ * (spec 4.6): IPv6 (40), UDP (8), the largest data header chain, WRITE_IMM
+ * (72), and the CRC32C trailer (4).  The verbs path MTU is the largest IB MTU
+ * that fits the netdev MTU minus this overhead.
  */
-#define MROCE_MAX_HDR_OVERHEAD	(40 + 8 + 64 + 4)
+#define MROCE_MAX_HDR_OVERHEAD	(40 + 8 + 72 + 4)
 
 /* Device limits reported through query_device. */
 #define MROCE_MAX_QP		SZ_64K

@@ -9,6 +9,7 @@
 
 #include "mroce.h"
 
+/* The largest IB MTU m with m + overhead <= netdev MTU (MRC-ENC-019). */
 static enum ib_mtu mroce_mtu_from_netdev(unsigned int ndev_mtu)
 {
 	int room = (int)ndev_mtu - MROCE_MAX_HDR_OVERHEAD;
@@ -34,7 +35,9 @@ void mroce_port_update(struct mroce_dev *mdev, struct net_device *ndev)
 	enum ib_port_state state, old;
 	struct ib_event ev = {};
 
-	state = netif_running(ndev) && netif_carrier_ok(ndev) ?
+	/* Too small an MTU for the smallest segment is a down port (MRC-ENC-020). */
+	state = netif_running(ndev) && netif_carrier_ok(ndev) &&
+		READ_ONCE(ndev->mtu) >= 256 + MROCE_MAX_HDR_OVERHEAD ?
 		IB_PORT_ACTIVE : IB_PORT_DOWN;
 
 	spin_lock_bh(&mdev->port_lock);
