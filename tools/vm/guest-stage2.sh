@@ -14,7 +14,7 @@ finish() {
 	sleep 10
 }
 
-mount -t tmpfs tmpfs /tmp
+# /tmp stays the overlay's: the tree under test may live in the host's /tmp.
 mount -t tmpfs tmpfs /run
 mkdir -p /run/netns /var/run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
