@@ -12,27 +12,30 @@
 #include "mroce.h"
 #include "verbs.h"
 
-/* Every registered (or registering) MetaRoCE device. */
+/*
+ * Every registered (or registering) MetaRoCE device.  Readers (the netdev
+ * notifier, the receive path) walk it under RCU; writers take the lock.
+ */
 static LIST_HEAD(mroce_devices);
 static DEFINE_SPINLOCK(mroce_devices_lock);
 
 /*
  * Find the device bound to ndev and take a reference on it.  Returns NULL if
- * there is none or it is not (or no longer) registered.
+ * there is none or it is not (or no longer) registered.  Any context.
  */
 struct mroce_dev *mroce_find_by_netdev(struct net_device *ndev)
 {
 	struct mroce_dev *mdev, *found = NULL;
 
-	spin_lock(&mroce_devices_lock);
-	list_for_each_entry(mdev, &mroce_devices, list) {
+	rcu_read_lock();
+	list_for_each_entry_rcu(mdev, &mroce_devices, list) {
 		if (mdev->ndev == ndev) {
 			if (ib_device_try_get(&mdev->ibdev))
 				found = mdev;
 			break;
 		}
 	}
-	spin_unlock(&mroce_devices_lock);
+	rcu_read_unlock();
 	return found;
 }
 
@@ -87,8 +90,11 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 
 	/* Also reached through ib_dealloc_device() on a failed newlink. */
 	spin_lock(&mroce_devices_lock);
-	list_del_init(&mdev->list);
+	if (!list_empty(&mdev->list))
+		list_del_rcu(&mdev->list);
 	spin_unlock(&mroce_devices_lock);
+	synchronize_rcu();	/* no reader still sees mdev */
+	free_percpu(mdev->stats);
 
 	WARN_ON(!xa_empty(&mdev->mr_xa));
 	WARN_ON(!xa_empty(&mdev->qp_xa));
@@ -101,8 +107,10 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.driver_id = METAROCE_DRIVER_ID,
 	.uverbs_abi_ver = METAROCE_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
+	.create_ah = mroce_create_ah,
 	.create_cq = mroce_create_cq,
 	.create_qp = mroce_create_qp,
 	.dealloc_driver = mroce_dealloc_driver,
@@ -110,10 +118,12 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.dealloc_ucontext = mroce_dealloc_ucontext,
 	.dereg_mr = mroce_dereg_mr,
 	.disassociate_ucontext = mroce_disassociate_ucontext,
+	.destroy_ah = mroce_destroy_ah,
 	.destroy_cq = mroce_destroy_cq,
 	.destroy_qp = mroce_destroy_qp,
 	.device_group = &mroce_attr_group,
 	.get_dma_mr = mroce_get_dma_mr,
+	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
 	.modify_qp = mroce_modify_qp,
@@ -127,6 +137,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.reg_user_mr = mroce_reg_user_mr,
 	.req_notify_cq = mroce_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
@@ -162,7 +173,7 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->atomic_cap = IB_ATOMIC_NONE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
-	a->max_ah = MROCE_MAX_QP;
+	a->max_ah = MROCE_MAX_AH;
 	addrconf_addr_eui48((u8 *)&a->sys_image_guid, ndev->dev_addr);
 }
 
@@ -174,6 +185,11 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	if (!mdev)
 		return NULL;
 
+	mdev->stats = alloc_percpu(struct mroce_stats);
+	if (!mdev->stats) {
+		ib_dealloc_device(&mdev->ibdev);
+		return NULL;
+	}
 	mdev->ndev = ndev;
 	INIT_LIST_HEAD(&mdev->list);
 	spin_lock_init(&mdev->port_lock);
@@ -213,7 +229,7 @@ static int mroce_claim_netdev(struct mroce_dev *mdev)
 		}
 	}
 	if (!err)
-		list_add_tail(&mdev->list, &mroce_devices);
+		list_add_tail_rcu(&mdev->list, &mroce_devices);
 	spin_unlock(&mroce_devices_lock);
 	return err;
 }

@@ -6,6 +6,10 @@
 #include <rdma/rdma_netlink.h>
 
 #include "mroce.h"
+#include "net.h"
+
+/* Runs QP send queues; ordered per QP because a work item never reenters. */
+struct workqueue_struct *mroce_wq;
 
 static struct rdma_link_ops mroce_link_ops = {
 	.type = MROCE_LINK_TYPE,
@@ -16,12 +20,24 @@ static int __init mroce_init(void)
 {
 	int err;
 
+	mroce_wq = alloc_workqueue("metaroce", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!mroce_wq)
+		return -ENOMEM;
+	err = mroce_net_init();
+	if (err)
+		goto err_wq;
 	err = mroce_netdev_events_init();
 	if (err)
-		return err;
+		goto err_net;
 	rdma_link_register(&mroce_link_ops);
-	pr_info("metaroce: loaded\n");
+	pr_info("metaroce: loaded, UDP port %u\n", mroce_udp_port);
 	return 0;
+
+err_net:
+	mroce_net_exit();
+err_wq:
+	destroy_workqueue(mroce_wq);
+	return err;
 }
 
 static void __exit mroce_exit(void)
@@ -29,6 +45,8 @@ static void __exit mroce_exit(void)
 	rdma_link_unregister(&mroce_link_ops);
 	mroce_remove_all();
 	mroce_netdev_events_exit();
+	mroce_net_exit();
+	destroy_workqueue(mroce_wq);
 	pr_info("metaroce: unloaded\n");
 }
 

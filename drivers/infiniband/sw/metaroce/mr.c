@@ -70,8 +70,32 @@ static void mroce_mr_free(struct mroce_mr *mr)
 	struct mroce_dev *mdev = to_mdev(mr->ibmr.device);
 
 	xa_erase(&mdev->mr_xa, mr->ibmr.lkey >> 8);
+	/* The data path looks keys up under RCU. */
+	synchronize_rcu();
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
 	kfree(mr);
 	atomic_dec(&mdev->num_mr);
+}
+
+/* Record the pinned pages of a user MR so the data path can map them. */
+static int mroce_mr_collect_pages(struct mroce_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	struct sg_page_iter iter;
+	size_t n = 0, npages;
+
+	npages = ib_umem_num_pages(umem);
+	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (WARN_ON_ONCE(n >= npages))
+			break;
+		mr->pages[n++] = sg_page_iter_page(&iter);
+	}
+	return 0;
 }
 
 struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access)
@@ -91,6 +115,7 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 {
 	struct ib_umem *umem;
 	struct mroce_mr *mr;
+	int err;
 
 	if (!length || length > MROCE_MAX_MR_SIZE)
 		return ERR_PTR(-EINVAL);
@@ -108,6 +133,11 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	}
 	mr->type = MROCE_MR_USER;
 	mr->umem = umem;
+	err = mroce_mr_collect_pages(mr);
+	if (err) {
+		mroce_mr_free(mr);
+		return ERR_PTR(err);
+	}
 	mr->iova = iova;
 	mr->length = length;
 	return mroce_mr_publish(mr);
@@ -115,10 +145,6 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	struct mroce_mr *mr = to_mmr(ibmr);
-
-	if (mr->umem)
-		ib_umem_release(mr->umem);
-	mroce_mr_free(mr);
+	mroce_mr_free(to_mmr(ibmr));
 	return 0;
 }

@@ -14,6 +14,8 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "counters.h"
+
 #define MROCE_LINK_TYPE		"metaroce"
 #define MROCE_NODE_DESC		"MetaRoCE"
 #define MROCE_PORT		1
@@ -40,19 +42,21 @@
 #define MROCE_MAX_INLINE	256
 #define MROCE_MAX_RD_ATOMIC	16
 #define MROCE_MAX_UCONTEXT	512
+#define MROCE_MAX_AH		SZ_64K
 #define MROCE_GID_TBL_LEN	1024
 #define MROCE_VENDOR_ID		0xffffff	/* no OUI: software device */
 #define MROCE_VENDOR_PART_ID	0x4d52		/* "MR" */
 
 struct mroce_dev {
 	struct ib_device ibdev;
-	struct list_head list;		/* on mroce_devices, under mroce_devices_lock */
+	struct list_head list;		/* on mroce_devices (RCU) */
 	/*
 	 * The bound netdev.  ib_core holds the reference (ib_device_set_netdev);
 	 * this pointer is only compared, never dereferenced, outside that.
 	 */
 	struct net_device *ndev;
 	struct ib_device_attr attr;
+	struct mroce_stats __percpu *stats;
 
 	spinlock_t port_lock;		/* port_state, active_mtu */
 	enum ib_port_state port_state;
@@ -68,6 +72,7 @@ struct mroce_dev {
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_mr;
+	atomic_t num_ah;
 };
 
 static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
@@ -80,7 +85,11 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev);
 void mroce_remove_all(void);
 struct mroce_dev *mroce_find_by_netdev(struct net_device *ndev);
 
+/* main.c */
+extern struct workqueue_struct *mroce_wq;
+
 /* port.c */
+int mroce_active_mtu_bytes(struct mroce_dev *mdev);
 void mroce_port_update(struct mroce_dev *mdev, struct net_device *ndev);
 int mroce_query_port(struct ib_device *ibdev, u32 port_num,
 		     struct ib_port_attr *attr);

@@ -117,3 +117,9 @@ int mroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 	*pkey = IB_DEFAULT_PKEY_FULL;
 	return 0;
 }
+
+/* The port's active MTU in bytes: the largest datagram payload. */
+int mroce_active_mtu_bytes(struct mroce_dev *mdev)
+{
+	return ib_mtu_enum_to_int(READ_ONCE(mdev->active_mtu));
+}

@@ -77,6 +77,9 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -ENOMEM;
 
 	mutex_init(&qp->state_lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	INIT_WORK(&qp->send_work, mroce_send_worker);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
 
@@ -108,6 +111,31 @@ err_sq:
 err_limit:
 	atomic_dec(&mdev->num_qp);
 	return err;
+}
+
+/* A reference to QP qpn for the receive path, or NULL.  Any context. */
+struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn)
+{
+	struct mroce_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&mdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void mroce_qp_put(struct mroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+/* Schedule the send worker. */
+void mroce_qp_kick(struct mroce_qp *qp)
+{
+	queue_work(mroce_wq, &qp->send_work);
 }
 
 static int mroce_check_qp_attr(struct mroce_qp *qp, struct ib_qp_attr *attr,
@@ -145,19 +173,6 @@ static int mroce_check_qp_attr(struct mroce_qp *qp, struct ib_qp_attr *attr,
 	return 0;
 }
 
-static void mroce_set_av(struct mroce_av *av, const struct rdma_ah_attr *ah)
-{
-	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
-
-	av->dgid = grh->dgid;
-	av->sgid_index = grh->sgid_index;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->flow_label = grh->flow_label;
-	av->sl = rdma_ah_get_sl(ah);
-	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
-}
-
 static void mroce_apply_qp_attr(struct mroce_qp *qp, struct ib_qp_attr *attr,
 				int mask)
 {
@@ -172,7 +187,7 @@ static void mroce_apply_qp_attr(struct mroce_qp *qp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_QKEY)
 		a->qkey = attr->qkey;
 	if (mask & IB_QP_AV)
-		mroce_set_av(&qp->av, &attr->ah_attr);
+		mroce_av_from_attr(&qp->av, &attr->ah_attr);
 	if (mask & IB_QP_PATH_MTU)
 		a->path_mtu = attr->path_mtu;
 	if (mask & IB_QP_TIMEOUT)
@@ -222,12 +237,17 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 	mroce_apply_qp_attr(qp, attr, mask);
 	if (mask & IB_QP_STATE) {
-		qp->state = new;
+		WRITE_ONCE(qp->state, new);
 		if (new == IB_QPS_RESET) {
+			/* No worker may be walking the queues we empty. */
+			cancel_work_sync(&qp->send_work);
 			mroce_wq_reset(&qp->sq);
 			mroce_wq_reset(&qp->rq);
 		} else if (new == IB_QPS_ERR) {
-			mroce_qp_flush(qp);
+			mroce_qp_flush_rq(qp);
+			mroce_qp_kick(qp);	/* the worker flushes the SQ */
+		} else if (new == IB_QPS_RTS) {
+			mroce_qp_kick(qp);
 		}
 	}
 out:
@@ -277,6 +297,12 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_qp *qp = to_mqp(ibqp);
 
 	xa_erase(&mdev->qp_xa, ibqp->qp_num);
+	/* Wait for receive-path users, then stop the send worker for good. */
+	mroce_qp_put(qp);
+	wait_for_completion(&qp->released);
+	synchronize_rcu();	/* no lookup still holds the pointer */
+	WRITE_ONCE(qp->state, IB_QPS_RESET);
+	cancel_work_sync(&qp->send_work);
 	mroce_wq_free(&qp->sq);
 	mroce_wq_free(&qp->rq);
 	mutex_destroy(&qp->state_lock);

@@ -37,6 +37,7 @@ struct mroce_mr {
 	u64 iova;
 	u64 length;
 	struct ib_umem *umem;	/* MROCE_MR_USER only */
+	struct page **pages;	/* MROCE_MR_USER: the umem's pages, in order */
 };
 
 static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
@@ -66,6 +67,7 @@ int mroce_cq_complete(struct mroce_cq *cq, const struct ib_wc *wc,
 
 /* Address vector resolved from an rdma_ah_attr. */
 struct mroce_av {
+	union ib_gid sgid;	/* from the source GID entry, at resolve time */
 	union ib_gid dgid;
 	u8 sgid_index;
 	u8 hop_limit;
@@ -89,6 +91,10 @@ struct mroce_recv_wqe {
 
 struct mroce_send_wqe {
 	u64 wr_id;
+	struct ib_ah *ah;		/* UD */
+	u32 remote_qpn;			/* UD */
+	u32 remote_qkey;		/* UD */
+	u32 inline_len;			/* IB_SEND_INLINE: bytes stored in sge[] */
 	enum ib_wr_opcode opcode;
 	int send_flags;
 	u32 num_sge;
@@ -115,6 +121,9 @@ struct mroce_wq {
 
 struct mroce_qp {
 	struct ib_qp ibqp;
+	refcount_t ref;			/* lookups from the receive path */
+	struct completion released;	/* ref dropped to zero */
+	struct work_struct send_work;	/* drains the send queue */
 	struct mutex state_lock;	/* serialises modify/query/destroy */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* last values set by modify_qp */
@@ -128,6 +137,35 @@ static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct mroce_qp, ibqp);
 }
+
+struct mroce_ah {
+	struct ib_ah ibah;
+	struct mroce_av av;
+};
+
+static inline struct mroce_ah *to_mah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct mroce_ah, ibah);
+}
+
+/* ah.c */
+void mroce_av_from_attr(struct mroce_av *av, const struct rdma_ah_attr *attr);
+int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int mroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* mem.c */
+int mroce_copy_sgl(struct mroce_qp *qp, const struct mroce_sge *sge,
+		   u32 num_sge, u64 offset, void *buf, u32 len, bool to_sgl);
+u64 mroce_sgl_len(const struct mroce_sge *sge, u32 num_sge);
+
+/* qp.c: receive-path references */
+struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
+void mroce_qp_put(struct mroce_qp *qp);
+
+/* ud.c */
+void mroce_ud_send(struct mroce_qp *qp, struct mroce_send_wqe *wqe);
+void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
 
 /* ucontext.c */
 int mroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
@@ -169,6 +207,9 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-void mroce_qp_flush(struct mroce_qp *qp);
+void mroce_qp_flush_rq(struct mroce_qp *qp);
+void mroce_send_worker(struct work_struct *work);
+void mroce_qp_kick(struct mroce_qp *qp);
+void *mroce_wq_slot(struct mroce_wq *wq, u32 index);
 
 #endif /* MROCE_VERBS_H */

@@ -43,7 +43,7 @@ void mroce_wq_reset(struct mroce_wq *wq)
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
-static void *mroce_wq_slot(struct mroce_wq *wq, u32 index)
+void *mroce_wq_slot(struct mroce_wq *wq, u32 index)
 {
 	return wq->buf + (size_t)(index & wq->mask) * wq->wqe_size;
 }
@@ -86,18 +86,34 @@ static enum ib_wc_opcode mroce_wc_opcode(enum ib_wr_opcode op)
 	}
 }
 
-/*
- * Complete every posted WQE with IB_WC_WR_FLUSH_ERR.  Called when the QP is
- * in the error state: on the transition and for work posted afterwards.
- */
-void mroce_qp_flush(struct mroce_qp *qp)
+/* Complete every posted receive WQE with IB_WC_WR_FLUSH_ERR, in order. */
+void mroce_qp_flush_rq(struct mroce_qp *qp)
+{
+	struct ib_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+	};
+	struct mroce_recv_wqe *rwqe;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	while (qp->rq.head != qp->rq.tail) {
+		rwqe = mroce_wq_slot(&qp->rq, qp->rq.head++);
+		wc.wr_id = rwqe->wr_id;
+		mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), &wc, false);
+	}
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+}
+
+/* Complete send WQEs from head on with IB_WC_WR_FLUSH_ERR.  Worker only. */
+static void mroce_qp_flush_sq(struct mroce_qp *qp)
 {
 	struct ib_wc wc = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.qp = &qp->ibqp,
 	};
 	struct mroce_send_wqe *swqe;
-	struct mroce_recv_wqe *rwqe;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
@@ -108,24 +124,62 @@ void mroce_qp_flush(struct mroce_qp *qp)
 		mroce_cq_complete(to_mcq(qp->ibqp.send_cq), &wc, false);
 	}
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
+}
 
-	wc.opcode = IB_WC_RECV;
-	spin_lock_irqsave(&qp->rq.lock, flags);
-	while (qp->rq.head != qp->rq.tail) {
-		rwqe = mroce_wq_slot(&qp->rq, qp->rq.head++);
-		wc.wr_id = rwqe->wr_id;
-		mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), &wc, false);
+/*
+ * The send worker: the only consumer of the send queue.  Runs WQEs in order
+ * while the QP can send and flushes them once it is in the error state.
+ */
+void mroce_send_worker(struct work_struct *work)
+{
+	struct mroce_qp *qp = container_of(work, struct mroce_qp, send_work);
+	struct mroce_send_wqe *wqe;
+	enum ib_qp_state state;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		state = READ_ONCE(qp->state);
+		if (qp->sq.head == qp->sq.tail ||
+		    (state != IB_QPS_RTS && state != IB_QPS_ERR)) {
+			spin_unlock_irqrestore(&qp->sq.lock, flags);
+			return;
+		}
+		wqe = mroce_wq_slot(&qp->sq, qp->sq.head);
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+
+		if (state == IB_QPS_ERR) {
+			mroce_qp_flush_sq(qp);
+			continue;
+		}
+		/* The slot stays ours: posters only write at the tail. */
+		mroce_ud_send(qp, wqe);
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		qp->sq.head++;
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		cond_resched();
 	}
-	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
 
 static int mroce_check_send_wr(struct mroce_qp *qp,
 			       const struct ib_send_wr *wr)
 {
 	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
+	u64 len = 0;
+	int i;
 
 	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > qp->sq.max_sge * sizeof(struct mroce_sge) ||
+		    len > MROCE_MAX_INLINE)
+			return -EINVAL;
+	}
+	/* The RC transport (streams over connections) is not there yet. */
+	if (!ud)
+		return -EOPNOTSUPP;
 	switch (wr->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -142,21 +196,42 @@ static int mroce_check_send_wr(struct mroce_qp *qp,
 	}
 }
 
-static void mroce_fill_send_wqe(struct mroce_send_wqe *wqe,
+static void mroce_fill_send_wqe(struct mroce_qp *qp,
+				struct mroce_send_wqe *wqe,
 				const struct ib_send_wr *wr)
 {
+	u8 *inl = (u8 *)wqe->sge;
+	int i;
+
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = wr->opcode;
 	wqe->send_flags = wr->send_flags;
 	wqe->num_sge = wr->num_sge;
 	wqe->imm_data = 0;
 	wqe->invalidate_rkey = 0;
+	wqe->inline_len = 0;
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		wqe->ah = ud_wr(wr)->ah;
+		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
+		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
+	}
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wqe->imm_data = wr->ex.imm_data;
 	if (wr->opcode == IB_WR_SEND_WITH_INV)
 		wqe->invalidate_rkey = wr->ex.invalidate_rkey;
-	mroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
+	if (!(wr->send_flags & IB_SEND_INLINE)) {
+		mroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
+		return;
+	}
+	/* Kernel inline data: sg_list addresses are kernel pointers. */
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(inl, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		inl += wr->sg_list[i].length;
+		wqe->inline_len += wr->sg_list[i].length;
+	}
+	wqe->num_sge = 0;
 }
 
 int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -171,11 +246,6 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	/* The transmit path arrives with the transport (stream/conn/path). */
-	if (state != IB_QPS_ERR) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	}
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	for (; wr; wr = wr->next) {
@@ -186,12 +256,13 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		mroce_fill_send_wqe(mroce_wq_slot(&qp->sq, qp->sq.tail), wr);
+		mroce_fill_send_wqe(qp, mroce_wq_slot(&qp->sq, qp->sq.tail), wr);
 		qp->sq.tail++;
 	}
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 
-	mroce_qp_flush(qp);
+	/* The worker sends, or flushes in the error state. */
+	mroce_qp_kick(qp);
 	return err;
 }
 
@@ -227,6 +298,6 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		mroce_qp_flush(qp);
+		mroce_qp_flush_rq(qp);
 	return err;
 }

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * UDP encapsulation: one pair of kernel UDP sockets (IPv4, IPv6) bound to
+ * the MetaRoCE port in every network namespace, so that a device talks
+ * through the namespace of its netdev; and the transmit path that adds the
+ * CRC32C trailer, routes and sends a MetaRoCE packet.
+ */
+#include <linux/crc32c.h>
+#include <linux/module.h>
+#include <net/ip6_route.h>
+#include <net/ipv6_stubs.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+
+#include "counters.h"
+#include "mroce.h"
+#include "net.h"
+#include "wire.h"
+
+unsigned short mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
+module_param_named(udp_port, mroce_udp_port, ushort, 0444);
+MODULE_PARM_DESC(udp_port, "UDP destination port of MetaRoCE traffic (default 4793)");
+
+static unsigned char mroce_dscp = MROCE_DSCP_DEFAULT;
+module_param_named(dscp, mroce_dscp, byte, 0644);
+MODULE_PARM_DESC(dscp, "DSCP of MetaRoCE packets, 0-63 (default 26)");
+
+struct mroce_net {
+	struct socket __rcu *sk4;
+	struct socket __rcu *sk6;
+};
+
+static unsigned int mroce_net_id;
+
+static struct socket *mroce_sock_open(struct net *net, bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = mroce_udp_encap_recv,
+	};
+	struct udp_port_cfg cfg = {
+		.local_udp_port = htons(mroce_udp_port),
+	};
+	struct socket *sock;
+	int err;
+
+	if (ipv6) {
+		cfg.family = AF_INET6;
+		cfg.ipv6_v6only = 1;
+		cfg.use_udp6_tx_checksums = 1;
+		cfg.use_udp6_rx_checksums = 1;
+	} else {
+		cfg.family = AF_INET;
+		cfg.use_udp_checksums = 1;
+	}
+	err = udp_sock_create(net, &cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(net, sock, &tcfg);
+	return sock;
+}
+
+static int __net_init mroce_net_setup(struct net *net)
+{
+	struct mroce_net *mn = net_generic(net, mroce_net_id);
+	struct socket *sock;
+
+	sock = mroce_sock_open(net, false);
+	if (IS_ERR(sock)) {
+		pr_err("metaroce: cannot bind UDP port %u (IPv4): %ld\n",
+		       mroce_udp_port, PTR_ERR(sock));
+		return PTR_ERR(sock);
+	}
+	rcu_assign_pointer(mn->sk4, sock);
+
+	if (!ipv6_mod_enabled())
+		return 0;
+	sock = mroce_sock_open(net, true);
+	if (IS_ERR(sock)) {
+		/* IPv6 may be disabled in this namespace: IPv4 still works. */
+		pr_info("metaroce: no IPv6 socket on UDP port %u: %ld\n",
+			mroce_udp_port, PTR_ERR(sock));
+		return 0;
+	}
+	rcu_assign_pointer(mn->sk6, sock);
+	return 0;
+}
+
+static void __net_exit mroce_net_teardown(struct net *net)
+{
+	struct mroce_net *mn = net_generic(net, mroce_net_id);
+	struct socket *sk4 = rtnl_dereference(mn->sk4);
+	struct socket *sk6 = rtnl_dereference(mn->sk6);
+
+	RCU_INIT_POINTER(mn->sk4, NULL);
+	RCU_INIT_POINTER(mn->sk6, NULL);
+	synchronize_net();
+	if (sk4)
+		udp_tunnel_sock_release(sk4);
+	if (sk6)
+		udp_tunnel_sock_release(sk6);
+}
+
+static void __net_exit mroce_net_exit_batch(struct list_head *net_list)
+{
+	struct net *net;
+
+	rtnl_lock();
+	list_for_each_entry(net, net_list, exit_list)
+		mroce_net_teardown(net);
+	rtnl_unlock();
+}
+
+static struct pernet_operations mroce_net_ops = {
+	.init = mroce_net_setup,
+	.exit_batch = mroce_net_exit_batch,
+	.id = &mroce_net_id,
+	.size = sizeof(struct mroce_net),
+};
+
+int mroce_net_init(void)
+{
+	if (mroce_dscp > 63)
+		return -EINVAL;
+	return register_pernet_subsys(&mroce_net_ops);
+}
+
+void mroce_net_exit(void)
+{
+	unregister_pernet_subsys(&mroce_net_ops);
+}
+
+struct sk_buff *mroce_alloc_skb(unsigned int len, gfp_t gfp)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(MROCE_SKB_HEADROOM + len + MROCE_CRC_LEN, gfp);
+	if (skb)
+		skb_reserve(skb, MROCE_SKB_HEADROOM);
+	return skb;
+}
+
+static u8 mroce_tos(void)
+{
+	return (READ_ONCE(mroce_dscp) & 0x3f) << 2 | MROCE_ECN_ECT0;
+}
+
+static int mroce_xmit4(struct net *net, struct socket *sock,
+		       struct sk_buff *skb, __be32 saddr, __be32 daddr,
+		       __be16 sport)
+{
+	struct flowi4 fl4 = {
+		.saddr = saddr,
+		.daddr = daddr,
+		.flowi4_proto = IPPROTO_UDP,
+		.fl4_sport = sport,
+		.fl4_dport = htons(mroce_udp_port),
+	};
+	struct rtable *rt;
+
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr,
+			    mroce_tos(), ip4_dst_hoplimit(&rt->dst),
+			    htons(IP_DF), sport, htons(mroce_udp_port),
+			    false, false);
+	return 0;
+}
+
+static int mroce_xmit6(struct net *net, struct socket *sock,
+		       struct sk_buff *skb, const struct in6_addr *saddr,
+		       const struct in6_addr *daddr, __be16 sport)
+{
+	struct flowi6 fl6 = {
+		.saddr = *saddr,
+		.daddr = *daddr,
+		.flowi6_proto = IPPROTO_UDP,
+		.fl6_sport = sport,
+		.fl6_dport = htons(mroce_udp_port),
+	};
+	struct dst_entry *dst;
+
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sock->sk, &fl6, NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	udp_tunnel6_xmit_skb(dst, sock->sk, skb, dst->dev, &fl6.saddr,
+			     &fl6.daddr, mroce_tos(),
+			     ip6_dst_hoplimit(dst), 0, sport,
+			     htons(mroce_udp_port), false);
+	return 0;
+}
+
+/*
+ * Send one MetaRoCE packet.  skb holds the headers and payload, linear, at
+ * skb->data, with MROCE_SKB_HEADROOM in front and room for the trailer.
+ * The packet goes out of the namespace of mdev's netdev.  Consumes skb.
+ */
+int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
+	       const union ib_gid *sgid, const union ib_gid *dgid,
+	       __be16 sport)
+{
+	struct in6_addr *s6 = (struct in6_addr *)sgid->raw;
+	struct in6_addr *d6 = (struct in6_addr *)dgid->raw;
+	bool v4 = ipv6_addr_v4mapped(s6) && ipv6_addr_v4mapped(d6);
+	struct net *net = dev_net(mdev->ndev);
+	struct mroce_net *mn = net_generic(net, mroce_net_id);
+	unsigned int len;
+	struct socket *sock;
+	int err;
+
+	put_unaligned_be32(~crc32c(~0U, skb->data, skb->len),
+			   skb_put(skb, MROCE_CRC_LEN));
+	len = skb->len;
+
+	rcu_read_lock();
+	sock = v4 ? rcu_dereference(mn->sk4) : rcu_dereference(mn->sk6);
+	if (!sock)
+		err = -ENETUNREACH;
+	else if (v4)
+		err = mroce_xmit4(net, sock, skb, s6->s6_addr32[3],
+				  d6->s6_addr32[3], sport);
+	else if (ipv6_addr_v4mapped(s6) || ipv6_addr_v4mapped(d6))
+		err = -EAFNOSUPPORT;
+	else
+		err = mroce_xmit6(net, sock, skb, s6, d6, sport);
+	rcu_read_unlock();
+
+	if (err) {
+		kfree_skb(skb);
+		return err;
+	}
+	mroce_count(mdev, TX_PACKETS);
+	mroce_count_add(mdev, TX_BYTES, len);
+	return 0;
+}

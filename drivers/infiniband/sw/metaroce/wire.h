@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * MetaRoCE v1 wire format (Documentation/metaroce/spec.md, section 5).
+ * Every multi-byte field is big-endian; every header is a multiple of 4
+ * bytes.
+ */
+#ifndef MROCE_WIRE_H
+#define MROCE_WIRE_H
+
+#include <linux/build_bug.h>
+#include <linux/types.h>
+
+#define MROCE_UDP_PORT_DEFAULT	4793
+#define MROCE_VERSION		1
+#define MROCE_CRC_LEN		4
+#define MROCE_MAC_LEN		16
+#define MROCE_GSI_QKEY		0x80010000U
+#define MROCE_QPN_MASK		0x00ffffffU
+#define MROCE_GRH_LEN		40	/* synthesized GRH before UD payloads */
+
+/* Default IP traffic class: DSCP 26 (spec 4.2.1) with ECT(0) (spec 4.2.2). */
+#define MROCE_DSCP_DEFAULT	26
+#define MROCE_ECN_ECT0		0x2
+
+/* Packet types (spec 5.4). */
+enum mroce_type {
+	MROCE_T_SEND		= 0x01,
+	MROCE_T_SEND_IMM	= 0x02,
+	MROCE_T_SEND_INV	= 0x03,
+	MROCE_T_WRITE		= 0x04,
+	MROCE_T_WRITE_IMM	= 0x05,
+	MROCE_T_READ_REQ	= 0x06,
+	MROCE_T_READ_RESP	= 0x07,
+	MROCE_T_ATOMIC_CS	= 0x08,
+	MROCE_T_ATOMIC_FA	= 0x09,
+	MROCE_T_ATOMIC_RESP	= 0x0a,
+	MROCE_T_STREAM_CLOSE	= 0x0b,
+	MROCE_T_ACK		= 0x20,
+	MROCE_T_NAK		= 0x21,
+	MROCE_T_PROBE		= 0x22,
+	MROCE_T_PROBE_REPLY	= 0x23,
+	MROCE_T_SYNC		= 0x24,
+	MROCE_T_CONNECT		= 0x28,
+	MROCE_T_CONNECT_ACK	= 0x29,
+	MROCE_T_CONN_CLOSE	= 0x2a,
+	MROCE_T_RESET		= 0x2b,
+	MROCE_T_DATAGRAM	= 0x30,
+};
+
+/* Base header flags (spec 5.3). */
+#define MROCE_F_AR	0x8000
+#define MROCE_F_SE	0x4000
+#define MROCE_F_LAST	0x2000
+#define MROCE_F_RETX	0x1000
+#define MROCE_F_ECE	0x0800
+#define MROCE_F_BKLG	0x0400
+#define MROCE_F_MAC	0x0200
+
+/* Base header, 32 bytes (spec 5.2). */
+struct mroce_bth {
+	u8 ver_rsvd;		/* Ver in the high nibble */
+	u8 type;
+	__be16 flags;
+	u8 hdr_len;		/* 4-byte words of all headers */
+	u8 path_id;
+	__be16 payload_len;
+	__be32 dcid;
+	__be32 scid;
+	__be32 psn;
+	__be32 plw;
+	__be64 token;
+} __packed;
+static_assert(sizeof(struct mroce_bth) == 32);
+
+/* Datagram extension, 16 bytes (spec 5.5.16). */
+#define MROCE_DX_IMM	0x80
+struct mroce_dx {
+	__be32 dflags_dqpn;	/* DFlags (8) | Destination QPN (24) */
+	__be32 sqpn;		/* Reserved (8) | Source QPN (24) */
+	__be32 qkey;
+	__be32 imm;
+} __packed;
+static_assert(sizeof(struct mroce_dx) == 16);
+
+#define MROCE_DATAGRAM_HDR_LEN	(sizeof(struct mroce_bth) + sizeof(struct mroce_dx))
+
+#endif /* MROCE_WIRE_H */
