@@ -100,6 +100,8 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&mdev->qp_xa));
 	xa_destroy(&mdev->mr_xa);
 	xa_destroy(&mdev->qp_xa);
+	WARN_ON(!xa_empty(&mdev->ah_xa));
+	xa_destroy(&mdev->ah_xa);
 }
 
 static const struct ib_device_ops mroce_dev_ops = {
@@ -195,6 +197,7 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	spin_lock_init(&mdev->port_lock);
 	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC);
 	atomic_set(&mdev->num_ucontext, 0);
 	atomic_set(&mdev->num_pd, 0);
 	atomic_set(&mdev->num_cq, 0);

@@ -8,7 +8,7 @@
 
 #include "verbs.h"
 
-u64 mroce_sgl_len(const struct mroce_sge *sge, u32 num_sge)
+u64 mroce_sgl_len(const struct metaroce_sge *sge, u32 num_sge)
 {
 	u64 len = 0;
 	u32 i;
@@ -78,7 +78,7 @@ static struct mroce_mr *mroce_lkey_lookup(struct mroce_qp *qp, u32 lkey,
  * unless every SGE that the copy touches is valid: returns -EINVAL if the
  * list is too short, -EACCES on a bad key, PD, access right or range.
  */
-int mroce_copy_sgl(struct mroce_qp *qp, const struct mroce_sge *sge,
+int mroce_copy_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
 		   u32 num_sge, u64 offset, void *buf, u32 len, bool to_sgl)
 {
 	int access = to_sgl ? IB_ACCESS_LOCAL_WRITE : 0;

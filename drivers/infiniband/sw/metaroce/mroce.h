@@ -65,6 +65,7 @@ struct mroce_dev {
 	struct xarray mr_xa;		/* key index -> struct mroce_mr */
 	u32 mr_next;			/* cyclic allocation hint for mr_xa */
 	struct xarray qp_xa;		/* QPN -> struct mroce_qp */
+	struct xarray ah_xa;		/* AH number -> struct mroce_ah_ref */
 	u32 qp_next;			/* cyclic allocation hint for qp_xa */
 
 	atomic_t num_ucontext;

@@ -83,15 +83,12 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
 
-	err = mroce_wq_init(&qp->sq, cap->max_send_wr,
-			    max(cap->max_send_sge,
-				DIV_ROUND_UP(cap->max_inline_data,
-					     sizeof(struct mroce_sge))),
-			    sizeof(struct mroce_send_wqe));
+	err = mroce_wq_init(&qp->sq, cap->max_send_wr, cap->max_send_sge,
+			    cap->max_inline_data, true);
 	if (err)
 		goto err_limit;
-	err = mroce_wq_init(&qp->rq, cap->max_recv_wr, cap->max_recv_sge,
-			    sizeof(struct mroce_recv_wqe));
+	err = mroce_wq_init(&qp->rq, cap->max_recv_wr, cap->max_recv_sge, 0,
+			    false);
 	if (err)
 		goto err_sq;
 	err = mroce_qpn_alloc(mdev, qp, init->qp_type);
@@ -100,8 +97,9 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	cap->max_send_wr = qp->sq.max_wr;
 	cap->max_recv_wr = qp->rq.max_wr;
-	cap->max_send_sge = min_t(u32, qp->sq.max_sge, mdev->attr.max_send_sge);
+	cap->max_send_sge = qp->sq.max_sge;
 	cap->max_recv_sge = qp->rq.max_sge;
+	cap->max_inline_data = qp->sq.max_inline;
 	return 0;
 
 err_rq:
@@ -130,6 +128,26 @@ void mroce_qp_put(struct mroce_qp *qp)
 {
 	if (refcount_dec_and_test(&qp->ref))
 		complete(&qp->released);
+}
+
+/*
+ * A local error the QP cannot recover from (a malformed WQE): move to the
+ * error state, flush, and tell the consumer (IB_EVENT_QP_FATAL).
+ */
+void mroce_qp_to_error(struct mroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	if (xchg(&qp->state, IB_QPS_ERR) == IB_QPS_ERR)
+		return;
+	mroce_qp_flush_rq(qp);
+	mroce_qp_kick(qp);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
 /* Schedule the send worker. */
@@ -269,8 +287,7 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_recv_wr = qp->rq.max_wr;
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
-	attr->cap.max_inline_data = min_t(u32, MROCE_MAX_INLINE,
-					  qp->sq.max_sge * sizeof(struct mroce_sge));
+	attr->cap.max_inline_data = qp->sq.max_inline;
 	if (ibqp->qp_type == IB_QPT_RC) {
 		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 		rdma_ah_set_port_num(&attr->ah_attr, MROCE_PORT);

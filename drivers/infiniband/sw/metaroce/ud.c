@@ -13,30 +13,12 @@
 #include "verbs.h"
 #include "wire.h"
 
-static void mroce_send_complete(struct mroce_qp *qp,
-				const struct mroce_send_wqe *wqe,
-				enum ib_wc_status status)
-{
-	struct ib_wc wc = {
-		.wr_id = wqe->wr_id,
-		.status = status,
-		.opcode = IB_WC_SEND,
-		.qp = &qp->ibqp,
-	};
-
-	/* Errors always complete; successes only when signalled. */
-	if (status == IB_WC_SUCCESS && qp->sq_sig_type != IB_SIGNAL_ALL_WR &&
-	    !(wqe->send_flags & IB_SEND_SIGNALED))
-		return;
-	mroce_cq_complete(to_mcq(qp->ibqp.send_cq), &wc, false);
-}
-
 /* Send one UD/GSI work request as a DATAGRAM (spec 14.2).  Worker context. */
 void mroce_ud_send(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
 {
 	struct mroce_dev *mdev = to_mdev(qp->ibqp.device);
-	struct mroce_ah *ah = to_mah(wqe->ah);
 	u32 qpn = qp->ibqp.qp_num;
+	struct mroce_av av;
 	struct mroce_bth *bth;
 	struct mroce_dx *dx;
 	struct sk_buff *skb;
@@ -45,15 +27,19 @@ void mroce_ud_send(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
 	__be16 sport;
 	int err;
 
-	len = wqe->inline_len ?: mroce_sgl_len(wqe->sge, wqe->num_sge);
+	len = wqe->length;
+	if (mroce_ah_lookup(qp, wqe->ah_num, &av)) {
+		mroce_sq_complete(qp, wqe, IB_WC_LOC_QP_OP_ERR);
+		return;
+	}
 	if (len > mroce_active_mtu_bytes(mdev)) {
-		mroce_send_complete(qp, wqe, IB_WC_LOC_LEN_ERR);
+		mroce_sq_complete(qp, wqe, IB_WC_LOC_LEN_ERR);
 		return;
 	}
 
 	skb = mroce_alloc_skb(MROCE_DATAGRAM_HDR_LEN + len, GFP_KERNEL);
 	if (!skb) {
-		mroce_send_complete(qp, wqe, IB_WC_GENERAL_ERR);
+		mroce_sq_complete(qp, wqe, IB_WC_GENERAL_ERR);
 		return;
 	}
 	bth = skb_put_zero(skb, sizeof(*bth));
@@ -63,7 +49,7 @@ void mroce_ud_send(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
 	} else if (mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, 0,
 				  skb_put(skb, len), len, false)) {
 		kfree_skb(skb);
-		mroce_send_complete(qp, wqe, IB_WC_LOC_PROT_ERR);
+		mroce_sq_complete(qp, wqe, IB_WC_LOC_PROT_ERR);
 		return;
 	}
 
@@ -86,15 +72,15 @@ void mroce_ud_send(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
 		dx->imm = wqe->imm_data;
 
 	sport = htons(0xc000 | (jhash_2words(qpn, wqe->remote_qpn, 0) & 0x3fff));
-	err = mroce_xmit(mdev, skb, &ah->av.sgid, &ah->av.dgid, sport);
+	err = mroce_xmit(mdev, skb, &av.sgid, &av.dgid, sport);
 	if (err) {
 		/* Datagrams are best effort: a lost one is not an error. */
 		pr_debug("metaroce: datagram to %pI6 not sent: %d\n",
-			 ah->av.dgid.raw, err);
+			 av.dgid.raw, err);
 	} else {
 		mroce_count(mdev, UD_TX_PACKETS);
 	}
-	mroce_send_complete(qp, wqe, IB_WC_SUCCESS);
+	mroce_sq_complete(qp, wqe, IB_WC_SUCCESS);
 }
 
 /* Build the 40-byte GRH area verbs expects in front of a UD payload. */
@@ -184,14 +170,14 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		wc.wc_flags |= IB_WC_WITH_SMAC;
 	}
 
-	/* Pop, fill and complete under the RQ lock: completions stay in order. */
+	/* Take, fill and complete under the RQ lock: completions stay in order. */
 	spin_lock_irqsave(&qp->rq.lock, flags);
-	if (qp->rq.head == qp->rq.tail) {
+	wqe = &qp->rq_scratch;
+	if (!mroce_rq_peek(qp, wqe)) {
 		spin_unlock_irqrestore(&qp->rq.lock, flags);
 		mroce_count(mdev, UD_DROP_NO_RECV);
 		goto out;
 	}
-	wqe = mroce_wq_slot(&qp->rq, qp->rq.head++);
 	wc.wr_id = wqe->wr_id;
 	if (mroce_sgl_len(wqe->sge, wqe->num_sge) < MROCE_GRH_LEN + len) {
 		wc.status = IB_WC_LOC_LEN_ERR;
@@ -201,8 +187,7 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 				  (void *)(dx + 1), len, true)) {
 		wc.status = IB_WC_LOC_PROT_ERR;
 	}
-	mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), &wc,
-			  ntohs(bth->flags) & MROCE_F_SE);
+	mroce_rq_complete(qp, &wc, ntohs(bth->flags) & MROCE_F_SE);
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	if (wc.status == IB_WC_SUCCESS)
 		mroce_count(mdev, UD_RX_PACKETS);

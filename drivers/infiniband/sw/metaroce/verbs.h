@@ -11,6 +11,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "mroce.h"
+#include "ring.h"
 
 struct mroce_ucontext {
 	struct ib_ucontext ibuc;
@@ -77,46 +78,53 @@ struct mroce_av {
 	u8 sl;
 };
 
-struct mroce_sge {
-	u64 addr;
-	u32 length;
-	u32 lkey;
-};
-
-struct mroce_recv_wqe {
-	u64 wr_id;
-	u32 num_sge;
-	struct mroce_sge sge[];
-};
-
+/*
+ * A send WQE as the kernel runs it: decoded and checked from the SQ ring
+ * (which userspace may scribble on at any time) into the QP's shadow queue.
+ */
 struct mroce_send_wqe {
 	u64 wr_id;
-	struct ib_ah *ah;		/* UD */
-	u32 remote_qpn;			/* UD */
-	u32 remote_qkey;		/* UD */
-	u32 inline_len;			/* IB_SEND_INLINE: bytes stored in sge[] */
 	enum ib_wr_opcode opcode;
 	int send_flags;
+	enum ib_wc_status status;	/* IB_WC_SUCCESS unless decoding failed */
 	u32 num_sge;
+	u32 inline_len;
+	u32 length;			/* message length in bytes */
 	__be32 imm_data;
 	u32 invalidate_rkey;
 	u64 remote_addr;
 	u32 rkey;
+	u32 ah_num;			/* UD */
+	u32 remote_qpn;			/* UD */
+	u32 remote_qkey;		/* UD */
 	u64 compare_add;
 	u64 swap;
-	struct mroce_sge sge[];
+	struct metaroce_sge *sge;	/* or the inline bytes */
 };
 
-/* A work queue: a power-of-two ring of fixed-size WQEs. */
+/* A receive WQE as the kernel uses it: copied out of the RQ ring. */
+struct mroce_recv_wqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct metaroce_sge sge[MROCE_MAX_SGE];
+};
+
+/*
+ * A work queue: a ring (see ring.h) plus, for the SQ, the shadow queue of
+ * decoded WQEs.  ring.cons is the oldest WQE not yet completed; fetch is the
+ * next one to decode.
+ */
 struct mroce_wq {
-	spinlock_t lock;	/* head, tail and the slots between them */
-	void *buf;
-	u32 wqe_size;
-	u32 mask;		/* slots - 1 */
+	spinlock_t lock;	/* SQ: kernel posters; RQ: the consumer */
+	spinlock_t post_lock;	/* RQ: kernel posters */
+	struct mroce_ring ring;
 	u32 max_wr;
 	u32 max_sge;
-	u32 head;		/* next to consume */
-	u32 tail;		/* next to post */
+	u32 max_inline;
+	u32 fetch;
+	struct mroce_send_wqe *shadow;	/* SQ: one per slot */
+	u8 *shadow_data;		/* SQ: SGEs / inline bytes per slot */
+	u32 shadow_stride;
 };
 
 struct mroce_qp {
@@ -131,6 +139,7 @@ struct mroce_qp {
 	enum ib_sig_type sq_sig_type;
 	struct mroce_wq sq;
 	struct mroce_wq rq;
+	struct mroce_recv_wqe rq_scratch;	/* under rq.lock */
 };
 
 static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
@@ -138,9 +147,17 @@ static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct mroce_qp, ibqp);
 }
 
+/* What a UD send needs of an AH, freed after an RCU grace period. */
+struct mroce_ah_ref {
+	struct rcu_head rcu;
+	struct ib_pd *pd;
+	struct mroce_av av;
+};
+
 struct mroce_ah {
 	struct ib_ah ibah;
-	struct mroce_av av;
+	u32 ah_num;			/* index in mdev->ah_xa */
+	struct mroce_ah_ref *ref;
 };
 
 static inline struct mroce_ah *to_mah(struct ib_ah *ibah)
@@ -153,11 +170,12 @@ void mroce_av_from_attr(struct mroce_av *av, const struct rdma_ah_attr *attr);
 int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata);
 int mroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+int mroce_ah_lookup(struct mroce_qp *qp, u32 ah_num, struct mroce_av *av);
 
 /* mem.c */
-int mroce_copy_sgl(struct mroce_qp *qp, const struct mroce_sge *sge,
+int mroce_copy_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
 		   u32 num_sge, u64 offset, void *buf, u32 len, bool to_sgl);
-u64 mroce_sgl_len(const struct mroce_sge *sge, u32 num_sge);
+u64 mroce_sgl_len(const struct metaroce_sge *sge, u32 num_sge);
 
 /* qp.c: receive-path references */
 struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
@@ -200,16 +218,23 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
 /* wq.c */
 int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
-		  size_t wqe_hdr);
+		  u32 max_inline, bool send);
 void mroce_wq_free(struct mroce_wq *wq);
 void mroce_wq_reset(struct mroce_wq *wq);
+struct mroce_send_wqe *mroce_sq_fetch(struct mroce_qp *qp);
+void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
+		       enum ib_wc_status status);
+bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe);
+void mroce_rq_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited);
+void mroce_qp_flush_rq(struct mroce_qp *qp);
+void mroce_send_worker(struct work_struct *work);
+void mroce_qp_kick(struct mroce_qp *qp);
+void mroce_qp_to_error(struct mroce_qp *qp);
+
+/* post.c */
 int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-void mroce_qp_flush_rq(struct mroce_qp *qp);
-void mroce_send_worker(struct work_struct *work);
-void mroce_qp_kick(struct mroce_qp *qp);
-void *mroce_wq_slot(struct mroce_wq *wq, u32 index);
 
 #endif /* MROCE_VERBS_H */

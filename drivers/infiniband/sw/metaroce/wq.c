@@ -1,35 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Kernel work queues: posting send and receive work requests, and flushing
- * them with IB_WC_WR_FLUSH_ERR when the QP enters the error state.
+ * Work queues, kernel side of the rings: decoding send WQEs into the shadow
+ * queue, the send worker, receive WQE consumption, completions and flushes.
+ * The producer index and every WQE byte may come from userspace: each is
+ * checked when copied out, never trusted in place.
  */
-#include <linux/log2.h>
 #include <linux/slab.h>
 
 #include "verbs.h"
 
 int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
-		  size_t wqe_hdr)
+		  u32 max_inline, bool send)
 {
-	u32 slots = roundup_pow_of_two(max(max_wr, 1U));
+	u32 hdr = send ? sizeof(struct metaroce_send_wqe) :
+			 sizeof(struct metaroce_recv_wqe);
+	u32 data = max_t(u32, max_sge * sizeof(struct metaroce_sge), max_inline);
+	int err;
 
 	spin_lock_init(&wq->lock);
+	spin_lock_init(&wq->post_lock);
 	wq->max_sge = max_sge;
-	wq->wqe_size = wqe_hdr + max_sge * sizeof(struct mroce_sge);
-	wq->buf = kvcalloc(slots, wq->wqe_size, GFP_KERNEL);
-	if (!wq->buf)
+	wq->max_inline = max_inline;
+	err = mroce_ring_init(&wq->ring, max_wr, ALIGN(hdr + data, 16));
+	if (err)
+		return err;
+	wq->max_wr = mroce_ring_slots(&wq->ring);
+	wq->fetch = 0;
+	wq->shadow = NULL;
+	wq->shadow_data = NULL;
+	if (!send)
+		return 0;
+
+	wq->shadow_stride = ALIGN(data, 16);
+	wq->shadow = kvcalloc(wq->max_wr, sizeof(*wq->shadow), GFP_KERNEL);
+	wq->shadow_data = kvcalloc(wq->max_wr, wq->shadow_stride, GFP_KERNEL);
+	if (!wq->shadow || !wq->shadow_data) {
+		mroce_wq_free(wq);
 		return -ENOMEM;
-	wq->mask = slots - 1;
-	wq->max_wr = slots;
-	wq->head = 0;
-	wq->tail = 0;
+	}
 	return 0;
 }
 
 void mroce_wq_free(struct mroce_wq *wq)
 {
-	kvfree(wq->buf);
-	wq->buf = NULL;
+	kvfree(wq->shadow);
+	kvfree(wq->shadow_data);
+	wq->shadow = NULL;
+	wq->shadow_data = NULL;
+	mroce_ring_free(&wq->ring);
 }
 
 /* Discard every posted WQE without a completion (transition to RESET). */
@@ -38,31 +56,97 @@ void mroce_wq_reset(struct mroce_wq *wq)
 	unsigned long flags;
 
 	spin_lock_irqsave(&wq->lock, flags);
-	wq->head = 0;
-	wq->tail = 0;
+	mroce_ring_reset(&wq->ring);
+	wq->fetch = 0;
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
-void *mroce_wq_slot(struct mroce_wq *wq, u32 index)
+static bool mroce_opcode_ok(enum ib_qp_type type, u32 op)
 {
-	return wq->buf + (size_t)(index & wq->mask) * wq->wqe_size;
-}
-
-static bool mroce_wq_full(const struct mroce_wq *wq)
-{
-	return wq->tail - wq->head >= wq->max_wr;
-}
-
-static void mroce_copy_sges(struct mroce_sge *dst, const struct ib_sge *src,
-			    int num)
-{
-	int i;
-
-	for (i = 0; i < num; i++) {
-		dst[i].addr = src[i].addr;
-		dst[i].length = src[i].length;
-		dst[i].lkey = src[i].lkey;
+	if (type != IB_QPT_RC)
+		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM;
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
 	}
+}
+
+/* Check and copy a WQE the poster wrote; sets wqe->status on nonsense. */
+static void mroce_decode_send_wqe(struct mroce_qp *qp,
+				  const struct metaroce_send_wqe *src,
+				  struct mroce_send_wqe *wqe, u8 *data)
+{
+	struct mroce_wq *sq = &qp->sq;
+	u32 n;
+
+	wqe->wr_id = READ_ONCE(src->wr_id);
+	wqe->opcode = READ_ONCE(src->opcode);
+	wqe->send_flags = READ_ONCE(src->send_flags);
+	wqe->num_sge = READ_ONCE(src->num_sge);
+	wqe->inline_len = READ_ONCE(src->inline_len);
+	wqe->imm_data = (__force __be32)READ_ONCE(src->imm_data);
+	wqe->invalidate_rkey = READ_ONCE(src->invalidate_rkey);
+	wqe->remote_addr = READ_ONCE(src->remote_addr);
+	wqe->rkey = READ_ONCE(src->rkey);
+	wqe->ah_num = READ_ONCE(src->ah_num);
+	wqe->remote_qpn = READ_ONCE(src->remote_qpn) & 0xffffff;
+	wqe->remote_qkey = READ_ONCE(src->remote_qkey);
+	wqe->compare_add = READ_ONCE(src->compare_add);
+	wqe->swap = READ_ONCE(src->swap);
+	wqe->sge = (struct metaroce_sge *)data;
+	wqe->status = IB_WC_SUCCESS;
+
+	if (!mroce_opcode_ok(qp->ibqp.qp_type, wqe->opcode)) {
+		wqe->status = IB_WC_LOC_QP_OP_ERR;
+		wqe->num_sge = 0;
+		wqe->inline_len = 0;
+		return;
+	}
+	if (wqe->send_flags & IB_SEND_INLINE) {
+		if (wqe->inline_len > sq->max_inline) {
+			wqe->status = IB_WC_LOC_LEN_ERR;
+			wqe->inline_len = 0;
+		}
+		memcpy(data, src->sge, wqe->inline_len);
+		wqe->num_sge = 0;
+		wqe->length = wqe->inline_len;
+		return;
+	}
+	wqe->inline_len = 0;
+	if (wqe->num_sge > sq->max_sge) {
+		wqe->status = IB_WC_LOC_LEN_ERR;
+		wqe->num_sge = 0;
+	}
+	n = wqe->num_sge;
+	memcpy(data, src->sge, n * sizeof(struct metaroce_sge));
+	wqe->length = mroce_sgl_len(wqe->sge, n) > U32_MAX ? U32_MAX :
+		      mroce_sgl_len(wqe->sge, n);
+	if (wqe->length > MROCE_MAX_MSG_SIZE)
+		wqe->status = IB_WC_LOC_LEN_ERR;
+}
+
+/* Decode the next posted send WQE into the shadow queue, or NULL. */
+struct mroce_send_wqe *mroce_sq_fetch(struct mroce_qp *qp)
+{
+	struct mroce_wq *sq = &qp->sq;
+	u32 i = sq->fetch & sq->ring.mask;
+	struct mroce_send_wqe *wqe = &sq->shadow[i];
+
+	if (!mroce_ring_produced(&sq->ring, sq->fetch))
+		return NULL;
+	mroce_decode_send_wqe(qp, mroce_ring_slot(&sq->ring, sq->fetch), wqe,
+			      sq->shadow_data + (size_t)i * sq->shadow_stride);
+	sq->fetch++;
+	return wqe;
 }
 
 static enum ib_wc_opcode mroce_wc_opcode(enum ib_wr_opcode op)
@@ -86,6 +170,95 @@ static enum ib_wc_opcode mroce_wc_opcode(enum ib_wr_opcode op)
 	}
 }
 
+/*
+ * Complete the oldest outstanding send WQE, which must be wqe, and give its
+ * slot back.  Successes are reported only when signalled.  Worker only.
+ */
+void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
+		       enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = mroce_wc_opcode(wqe->opcode),
+		.byte_len = wqe->length,
+		.qp = &qp->ibqp,
+	};
+
+	if (status != IB_WC_SUCCESS || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+	    (wqe->send_flags & IB_SEND_SIGNALED))
+		mroce_cq_complete(to_mcq(qp->ibqp.send_cq), &wc, false);
+	mroce_ring_consume(&qp->sq.ring);
+}
+
+/* Complete every send WQE not yet completed with IB_WC_WR_FLUSH_ERR. */
+static void mroce_qp_flush_sq(struct mroce_qp *qp)
+{
+	struct mroce_wq *sq = &qp->sq;
+	struct mroce_send_wqe *wqe;
+
+	while (sq->ring.cons != sq->fetch || mroce_sq_fetch(qp)) {
+		wqe = &sq->shadow[sq->ring.cons & sq->ring.mask];
+		mroce_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR);
+	}
+}
+
+/*
+ * The send worker: the only consumer of the send queue.  Runs WQEs in order
+ * while the QP can send and flushes them in the error state.
+ */
+void mroce_send_worker(struct work_struct *work)
+{
+	struct mroce_qp *qp = container_of(work, struct mroce_qp, send_work);
+	struct mroce_send_wqe *wqe;
+	enum ib_qp_state state;
+
+	for (;;) {
+		state = READ_ONCE(qp->state);
+		if (state == IB_QPS_ERR) {
+			mroce_qp_flush_sq(qp);
+			return;
+		}
+		if (state != IB_QPS_RTS)
+			return;
+		wqe = mroce_sq_fetch(qp);
+		if (!wqe)
+			return;
+		if (wqe->status != IB_WC_SUCCESS) {
+			mroce_sq_complete(qp, wqe, wqe->status);
+			mroce_qp_to_error(qp);
+			continue;
+		}
+		mroce_ud_send(qp, wqe);
+		cond_resched();
+	}
+}
+
+/*
+ * Receive side: copy the oldest posted receive WQE out of the RQ ring into
+ * *wqe, checked.  Returns false if none is posted.  Caller holds rq.lock.
+ */
+bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe)
+{
+	struct mroce_wq *rq = &qp->rq;
+	const struct metaroce_recv_wqe *src;
+
+	if (!mroce_ring_produced(&rq->ring, rq->ring.cons))
+		return false;
+	src = mroce_ring_slot(&rq->ring, rq->ring.cons);
+	wqe->wr_id = READ_ONCE(src->wr_id);
+	wqe->num_sge = min(READ_ONCE(src->num_sge), rq->max_sge);
+	memcpy(wqe->sge, src->sge, wqe->num_sge * sizeof(struct metaroce_sge));
+	return true;
+}
+
+/* Complete the oldest receive WQE with *wc.  Caller holds rq.lock. */
+void mroce_rq_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited)
+{
+	mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), wc, solicited);
+	mroce_ring_consume(&qp->rq.ring);
+}
+
 /* Complete every posted receive WQE with IB_WC_WR_FLUSH_ERR, in order. */
 void mroce_qp_flush_rq(struct mroce_qp *qp)
 {
@@ -94,210 +267,13 @@ void mroce_qp_flush_rq(struct mroce_qp *qp)
 		.opcode = IB_WC_RECV,
 		.qp = &qp->ibqp,
 	};
-	struct mroce_recv_wqe *rwqe;
+	struct mroce_recv_wqe *wqe = &qp->rq_scratch;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
-	while (qp->rq.head != qp->rq.tail) {
-		rwqe = mroce_wq_slot(&qp->rq, qp->rq.head++);
-		wc.wr_id = rwqe->wr_id;
-		mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), &wc, false);
+	while (mroce_rq_peek(qp, wqe)) {
+		wc.wr_id = wqe->wr_id;
+		mroce_rq_complete(qp, &wc, false);
 	}
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
-}
-
-/* Complete send WQEs from head on with IB_WC_WR_FLUSH_ERR.  Worker only. */
-static void mroce_qp_flush_sq(struct mroce_qp *qp)
-{
-	struct ib_wc wc = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.qp = &qp->ibqp,
-	};
-	struct mroce_send_wqe *swqe;
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	while (qp->sq.head != qp->sq.tail) {
-		swqe = mroce_wq_slot(&qp->sq, qp->sq.head++);
-		wc.wr_id = swqe->wr_id;
-		wc.opcode = mroce_wc_opcode(swqe->opcode);
-		mroce_cq_complete(to_mcq(qp->ibqp.send_cq), &wc, false);
-	}
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-}
-
-/*
- * The send worker: the only consumer of the send queue.  Runs WQEs in order
- * while the QP can send and flushes them once it is in the error state.
- */
-void mroce_send_worker(struct work_struct *work)
-{
-	struct mroce_qp *qp = container_of(work, struct mroce_qp, send_work);
-	struct mroce_send_wqe *wqe;
-	enum ib_qp_state state;
-	unsigned long flags;
-
-	for (;;) {
-		spin_lock_irqsave(&qp->sq.lock, flags);
-		state = READ_ONCE(qp->state);
-		if (qp->sq.head == qp->sq.tail ||
-		    (state != IB_QPS_RTS && state != IB_QPS_ERR)) {
-			spin_unlock_irqrestore(&qp->sq.lock, flags);
-			return;
-		}
-		wqe = mroce_wq_slot(&qp->sq, qp->sq.head);
-		spin_unlock_irqrestore(&qp->sq.lock, flags);
-
-		if (state == IB_QPS_ERR) {
-			mroce_qp_flush_sq(qp);
-			continue;
-		}
-		/* The slot stays ours: posters only write at the tail. */
-		mroce_ud_send(qp, wqe);
-		spin_lock_irqsave(&qp->sq.lock, flags);
-		qp->sq.head++;
-		spin_unlock_irqrestore(&qp->sq.lock, flags);
-		cond_resched();
-	}
-}
-
-static int mroce_check_send_wr(struct mroce_qp *qp,
-			       const struct ib_send_wr *wr)
-{
-	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
-	u64 len = 0;
-	int i;
-
-	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
-		return -EINVAL;
-	if (wr->send_flags & IB_SEND_INLINE) {
-		for (i = 0; i < wr->num_sge; i++)
-			len += wr->sg_list[i].length;
-		if (len > qp->sq.max_sge * sizeof(struct mroce_sge) ||
-		    len > MROCE_MAX_INLINE)
-			return -EINVAL;
-	}
-	/* The RC transport (streams over connections) is not there yet. */
-	if (!ud)
-		return -EOPNOTSUPP;
-	switch (wr->opcode) {
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-		return ud && !ud_wr(wr)->ah ? -EINVAL : 0;
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return ud ? -EINVAL : 0;
-	default:
-		return -EINVAL;
-	}
-}
-
-static void mroce_fill_send_wqe(struct mroce_qp *qp,
-				struct mroce_send_wqe *wqe,
-				const struct ib_send_wr *wr)
-{
-	u8 *inl = (u8 *)wqe->sge;
-	int i;
-
-	wqe->wr_id = wr->wr_id;
-	wqe->opcode = wr->opcode;
-	wqe->send_flags = wr->send_flags;
-	wqe->num_sge = wr->num_sge;
-	wqe->imm_data = 0;
-	wqe->invalidate_rkey = 0;
-	wqe->inline_len = 0;
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
-		wqe->ah = ud_wr(wr)->ah;
-		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
-		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
-	}
-	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
-	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
-		wqe->imm_data = wr->ex.imm_data;
-	if (wr->opcode == IB_WR_SEND_WITH_INV)
-		wqe->invalidate_rkey = wr->ex.invalidate_rkey;
-	if (!(wr->send_flags & IB_SEND_INLINE)) {
-		mroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
-		return;
-	}
-	/* Kernel inline data: sg_list addresses are kernel pointers. */
-	for (i = 0; i < wr->num_sge; i++) {
-		memcpy(inl, (void *)(uintptr_t)wr->sg_list[i].addr,
-		       wr->sg_list[i].length);
-		inl += wr->sg_list[i].length;
-		wqe->inline_len += wr->sg_list[i].length;
-	}
-	wqe->num_sge = 0;
-}
-
-int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr)
-{
-	struct mroce_qp *qp = to_mqp(ibqp);
-	enum ib_qp_state state = READ_ONCE(qp->state);
-	unsigned long flags;
-	int err = 0;
-
-	if (state < IB_QPS_RTS) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	for (; wr; wr = wr->next) {
-		err = mroce_check_send_wr(qp, wr);
-		if (!err && mroce_wq_full(&qp->sq))
-			err = -ENOMEM;
-		if (err) {
-			*bad_wr = wr;
-			break;
-		}
-		mroce_fill_send_wqe(qp, mroce_wq_slot(&qp->sq, qp->sq.tail), wr);
-		qp->sq.tail++;
-	}
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-
-	/* The worker sends, or flushes in the error state. */
-	mroce_qp_kick(qp);
-	return err;
-}
-
-int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr)
-{
-	struct mroce_qp *qp = to_mqp(ibqp);
-	struct mroce_recv_wqe *wqe;
-	unsigned long flags;
-	int err = 0;
-
-	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-
-	spin_lock_irqsave(&qp->rq.lock, flags);
-	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
-			err = -EINVAL;
-		else if (mroce_wq_full(&qp->rq))
-			err = -ENOMEM;
-		if (err) {
-			*bad_wr = wr;
-			break;
-		}
-		wqe = mroce_wq_slot(&qp->rq, qp->rq.tail);
-		wqe->wr_id = wr->wr_id;
-		wqe->num_sge = wr->num_sge;
-		mroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
-		qp->rq.tail++;
-	}
-	spin_unlock_irqrestore(&qp->rq.lock, flags);
-
-	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		mroce_qp_flush_rq(qp);
-	return err;
 }

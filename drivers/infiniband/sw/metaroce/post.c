@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Posting work requests from kernel consumers: each WR becomes a WQE in the
+ * QP's ring, in the same format userspace writes (metaroce-abi.h).  Any
+ * context; the send worker does the sending.
+ */
+#include "verbs.h"
+
+static int mroce_check_send_wr(struct mroce_qp *qp,
+			       const struct ib_send_wr *wr, u32 *inline_len)
+{
+	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
+	u64 len = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		if (ud && !ud_wr(wr)->ah)
+			return -EINVAL;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		if (ud)
+			return -EINVAL;
+		/* The RC transport (streams over connections) comes next. */
+		return -EOPNOTSUPP;
+	default:
+		return -EINVAL;
+	}
+	if (!ud)
+		return -EOPNOTSUPP;
+
+	*inline_len = 0;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > qp->sq.max_inline)
+			return -EINVAL;
+		*inline_len = len;
+	}
+	return 0;
+}
+
+static void mroce_write_send_wqe(struct mroce_qp *qp,
+				 struct metaroce_send_wqe *wqe,
+				 const struct ib_send_wr *wr, u32 inline_len)
+{
+	u8 *inl = (u8 *)wqe->sge;
+	int i;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->send_flags = wr->send_flags;
+	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		wqe->imm_data = (__force u32)wr->ex.imm_data;
+	if (wr->opcode == IB_WR_SEND_WITH_INV)
+		wqe->invalidate_rkey = wr->ex.invalidate_rkey;
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		wqe->ah_num = to_mah(ud_wr(wr)->ah)->ah_num;
+		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
+		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
+	}
+	if (!(wr->send_flags & IB_SEND_INLINE)) {
+		wqe->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			wqe->sge[i].addr = wr->sg_list[i].addr;
+			wqe->sge[i].length = wr->sg_list[i].length;
+			wqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		return;
+	}
+	/* Kernel inline data: sg_list addresses are kernel pointers. */
+	wqe->inline_len = inline_len;
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(inl, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		inl += wr->sg_list[i].length;
+	}
+}
+
+int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_ring *ring = &qp->sq.ring;
+	unsigned long flags;
+	u32 inline_len;
+	int err = 0;
+
+	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	for (; wr; wr = wr->next) {
+		err = mroce_check_send_wr(qp, wr, &inline_len);
+		if (!err && mroce_ring_full(ring))
+			err = -ENOMEM;
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+		mroce_write_send_wqe(qp, mroce_ring_slot(ring, ring->prod), wr,
+				     inline_len);
+		mroce_ring_produce(ring);
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+
+	/* The worker sends, or flushes in the error state. */
+	mroce_qp_kick(qp);
+	return err;
+}
+
+int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_ring *ring = &qp->rq.ring;
+	struct metaroce_recv_wqe *wqe;
+	unsigned long flags;
+	int err = 0, i;
+
+	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->rq.post_lock, flags);
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
+			err = -EINVAL;
+		else if (mroce_ring_full(ring))
+			err = -ENOMEM;
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+		wqe = mroce_ring_slot(ring, ring->prod);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			wqe->sge[i].addr = wr->sg_list[i].addr;
+			wqe->sge[i].length = wr->sg_list[i].length;
+			wqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		mroce_ring_produce(ring);
+	}
+	spin_unlock_irqrestore(&qp->rq.post_lock, flags);
+
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		mroce_qp_flush_rq(qp);
+	return err;
+}
