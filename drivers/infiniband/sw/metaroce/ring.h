@@ -43,6 +43,7 @@ static inline void *mroce_ring_slot(const struct mroce_ring *r, u32 index)
  */
 static inline u32 mroce_ring_produced(const struct mroce_ring *r, u32 from)
 {
+	/* Pairs with the producer's release: slot contents before the index. */
 	u32 n = smp_load_acquire(&r->hdr->producer) - from;
 
 	return n > mroce_ring_slots(r) ? 0 : n;
@@ -51,6 +52,7 @@ static inline u32 mroce_ring_produced(const struct mroce_ring *r, u32 from)
 /* Consumer side: release the oldest slot to the producer. */
 static inline void mroce_ring_consume(struct mroce_ring *r)
 {
+	/* Our reads of the slot are done before the producer may reuse it. */
 	smp_store_release(&r->hdr->consumer, ++r->cons);
 }
 
@@ -63,6 +65,7 @@ static inline bool mroce_ring_full(const struct mroce_ring *r)
 /* Producer side: publish the slot at r->prod. */
 static inline void mroce_ring_produce(struct mroce_ring *r)
 {
+	/* The slot's contents are visible before the new index. */
 	smp_store_release(&r->hdr->producer, ++r->prod);
 }
 
