@@ -210,9 +210,12 @@ static void mroce_qp_flush_sq(struct mroce_qp *qp)
 void mroce_send_worker(struct work_struct *work)
 {
 	struct mroce_qp *qp = container_of(work, struct mroce_qp, send_work);
+	struct metaroce_ring_hdr *hdr = qp->sq.ring.hdr;
 	struct mroce_send_wqe *wqe;
 	enum ib_qp_state state;
 
+	/* While we run, posters need not ring the doorbell. */
+	WRITE_ONCE(hdr->flags, 0);
 	for (;;) {
 		state = READ_ONCE(qp->state);
 		if (state == IB_QPS_ERR) {
@@ -222,10 +225,27 @@ void mroce_send_worker(struct work_struct *work)
 		if (state != IB_QPS_RTS)
 			return;
 		wqe = mroce_sq_fetch(qp);
-		if (!wqe)
-			return;
+		if (!wqe) {
+			/*
+			 * Going idle: ask for a doorbell, then look once more.
+			 * The barrier pairs with the poster's between producing
+			 * and reading the flag: one of us sees the other.
+			 */
+			WRITE_ONCE(hdr->flags, METAROCE_RING_F_NEED_WAKEUP);
+			smp_mb();
+			if (!mroce_ring_produced(&qp->sq.ring, qp->sq.fetch))
+				return;
+			WRITE_ONCE(hdr->flags, 0);
+			continue;
+		}
 		if (wqe->status != IB_WC_SUCCESS) {
 			mroce_sq_complete(qp, wqe, wqe->status);
+			mroce_qp_to_error(qp);
+			continue;
+		}
+		if (qp->ibqp.qp_type == IB_QPT_RC) {
+			/* The RC transport comes with streams and connections. */
+			mroce_sq_complete(qp, wqe, IB_WC_LOC_QP_OP_ERR);
 			mroce_qp_to_error(qp);
 			continue;
 		}
