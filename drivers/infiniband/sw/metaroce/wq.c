@@ -226,12 +226,11 @@ void mroce_send_worker(struct work_struct *work)
 			return;
 		wqe = mroce_sq_fetch(qp);
 		if (!wqe) {
-			/*
-			 * Going idle: ask for a doorbell, then look once more.
-			 * The barrier pairs with the poster's between producing
-			 * and reading the flag: one of us sees the other.
-			 */
+			/* Going idle: ask for a doorbell, then look once more. */
 			WRITE_ONCE(hdr->flags, METAROCE_RING_F_NEED_WAKEUP);
+			/* Pairs with the poster's barrier between producing and
+			 * reading the flag: one of us sees the other's write.
+			 */
 			smp_mb();
 			if (!mroce_ring_produced(&qp->sq.ring, qp->sq.fetch))
 				return;
