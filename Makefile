@@ -24,6 +24,7 @@ all: module provider
 module:
 	@test -n "$(KDIR)" || { echo "no kernel build dir: run 'make deps'" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/metaroce/kverbs W=1 modules
 
 provider:
 	$(MAKE) -C rdma-core-provider
@@ -49,4 +50,5 @@ lint: module
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/metaroce/kverbs clean
 	$(MAKE) -C rdma-core-provider clean

@@ -22,7 +22,24 @@ static const struct verbs_context_ops metaroce_ctx_ops = {
 	.reg_mr = metaroce_reg_mr,
 	.dereg_mr = metaroce_dereg_mr,
 	.free_context = metaroce_free_context,
-	/* CQ / QP / SRQ / AH: added with the mmapped-ring fast path. */
+	.create_cq = metaroce_create_cq,
+	.destroy_cq = metaroce_destroy_cq,
+	.poll_cq = metaroce_poll_cq,
+	.req_notify_cq = metaroce_req_notify_cq,
+	.resize_cq = metaroce_resize_cq,
+	.create_qp = metaroce_create_qp,
+	.modify_qp = metaroce_modify_qp,
+	.query_qp = metaroce_query_qp,
+	.destroy_qp = metaroce_destroy_qp,
+	.post_send = metaroce_post_send,
+	.post_recv = metaroce_post_recv,
+	.create_ah = metaroce_create_ah,
+	.destroy_ah = metaroce_destroy_ah,
+	/*
+	 * Not provided (libibverbs answers EOPNOTSUPP): SRQs, the extended
+	 * CQ/QP API (ibv_create_cq_ex, ibv_qp_ex work request builders),
+	 * memory windows, multicast.
+	 */
 };
 
 struct verbs_context *metaroce_alloc_context(struct ibv_device *ibdev,

@@ -8,13 +8,16 @@
  *   abi_check.c  verifies the loaded libibverbs is rdma-core release 44
  *   device.c     device matching (sysfs attribute) and device objects
  *   context.c    user context open/close and the verbs_context_ops table
- *   verbs.c      device/port queries, PDs and MRs
- * The CQ/QP/SRQ fast path will add its own files (e.g. cq.c, qp.c, srq.c)
- * and register its ops in context.c.
+ *   verbs.c      device/port queries, PDs, MRs and address handles
+ *   ring.c       mapping the kernel's rings
+ *   cq.c         completion queues: mapped rings, polled without syscalls
+ *   qp.c         queue pairs: mapped SQ/RQ rings, posting and doorbells
+ * The rings' layout and protocol are in <rdma/metaroce-abi.h>.
  */
 #ifndef METAROCE_PROVIDER_H
 #define METAROCE_PROVIDER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +62,146 @@ _Static_assert(sizeof(struct metaroce_get_context_resp) ==
 _Static_assert(sizeof(struct metaroce_alloc_ucontext_resp) % 8 == 0,
 	       "MetaRoCE uAPI structs are padded to 8 bytes");
 
+/*
+ * Responses of the commands whose udata-out is a MetaRoCE struct: the core
+ * uverbs response followed directly by ours.
+ */
+struct metaroce_create_cq_resp_full {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct metaroce_create_cq_resp drv_payload;
+};
+_Static_assert(offsetof(struct metaroce_create_cq_resp_full, drv_payload) ==
+	       sizeof(struct ib_uverbs_create_cq_resp),
+	       "udata-out must follow the core CREATE_CQ response directly");
+
+struct metaroce_resize_cq_resp_full {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct metaroce_resize_cq_resp drv_payload;
+};
+_Static_assert(offsetof(struct metaroce_resize_cq_resp_full, drv_payload) ==
+	       sizeof(struct ib_uverbs_resize_cq_resp),
+	       "udata-out must follow the core RESIZE_CQ response directly");
+
+struct metaroce_create_qp_resp_full {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct metaroce_create_qp_resp drv_payload;
+};
+_Static_assert(offsetof(struct metaroce_create_qp_resp_full, drv_payload) ==
+	       sizeof(struct ib_uverbs_create_qp_resp),
+	       "udata-out must follow the core CREATE_QP response directly");
+
+struct metaroce_create_ah_resp_full {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct metaroce_create_ah_resp drv_payload;
+};
+_Static_assert(offsetof(struct metaroce_create_ah_resp_full, drv_payload) ==
+	       sizeof(struct ib_uverbs_create_ah_resp),
+	       "udata-out must follow the core CREATE_AH response directly");
+
+/* The ring ABI as the provider relies on it. */
+_Static_assert(sizeof(struct metaroce_ring_hdr) == METAROCE_RING_HDR_SIZE,
+	       "ring header size");
+_Static_assert(offsetof(struct metaroce_ring_hdr, producer) == 0 &&
+	       offsetof(struct metaroce_ring_hdr, consumer) == 64 &&
+	       offsetof(struct metaroce_ring_hdr, flags) == 128,
+	       "ring header layout");
+_Static_assert(sizeof(struct metaroce_send_wqe) == 80, "send WQE header");
+_Static_assert(sizeof(struct metaroce_recv_wqe) == 16, "receive WQE header");
+_Static_assert(sizeof(struct metaroce_sge) == 16, "SGE");
+_Static_assert(sizeof(struct ib_uverbs_wc) == 48 &&
+	       sizeof(struct ib_uverbs_wc) <= METAROCE_CQE_SIZE, "CQE");
+_Static_assert(sizeof(struct metaroce_ring_info) == 24, "ring info");
+_Static_assert(sizeof(struct metaroce_create_cq_resp) % 8 == 0 &&
+	       sizeof(struct metaroce_resize_cq_resp) % 8 == 0 &&
+	       sizeof(struct metaroce_create_qp_resp) % 8 == 0 &&
+	       sizeof(struct metaroce_create_ah_resp) % 8 == 0,
+	       "MetaRoCE uAPI structs are padded to 8 bytes");
+/* wc_flags in a CQE are libibverbs' values. */
+_Static_assert(METAROCE_WC_GRH == IBV_WC_GRH &&
+	       METAROCE_WC_WITH_IMM == IBV_WC_WITH_IMM &&
+	       METAROCE_WC_WITH_INV == IBV_WC_WITH_INV, "wc_flags");
+/* WQE opcodes and flags are the ib_uverbs (= libibverbs) values. */
+_Static_assert((int)IBV_WR_RDMA_WRITE == (int)IB_UVERBS_WR_RDMA_WRITE &&
+	       (int)IBV_WR_SEND == (int)IB_UVERBS_WR_SEND &&
+	       (int)IBV_WR_SEND_WITH_IMM == (int)IB_UVERBS_WR_SEND_WITH_IMM &&
+	       (int)IBV_WR_RDMA_READ == (int)IB_UVERBS_WR_RDMA_READ &&
+	       (int)IBV_WR_ATOMIC_FETCH_AND_ADD ==
+	       (int)IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD &&
+	       (int)IBV_WR_SEND_WITH_INV == (int)IB_UVERBS_WR_SEND_WITH_INV &&
+	       IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 &&
+	       IBV_SEND_SOLICITED == 4 && IBV_SEND_INLINE == 8,
+	       "WQE opcodes and flags");
+
+/*
+ * A ring mapped from the kernel.  idx is our own index: the producer of an
+ * SQ/RQ (we post), the consumer of a CQ (we poll).
+ */
+struct metaroce_uring {
+	struct metaroce_ring_hdr *hdr;
+	size_t map_size;
+	uint32_t mask;		/* slots - 1 */
+	uint32_t slot_size;
+	uint32_t idx;
+};
+
+static inline uint32_t metaroce_uring_slots(const struct metaroce_uring *r)
+{
+	return r->mask + 1;
+}
+
+static inline void *metaroce_uring_slot(const struct metaroce_uring *r,
+					uint32_t index)
+{
+	return (char *)r->hdr + METAROCE_RING_HDR_SIZE +
+	       (size_t)(index & r->mask) * r->slot_size;
+}
+
+/* ring.c */
+int metaroce_uring_map(struct ibv_context *context, struct metaroce_uring *r,
+		       const struct metaroce_ring_info *info,
+		       uint32_t min_slot_size);
+void metaroce_uring_unmap(struct metaroce_uring *r);
+
+struct metaroce_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;	/* poll, resize */
+	struct metaroce_uring ring;
+};
+
+/* A send or receive queue. */
+struct metaroce_wq {
+	pthread_spinlock_t lock;	/* posters */
+	struct metaroce_uring ring;
+	uint32_t max_sge;
+	uint32_t max_inline;		/* SQ */
+};
+
+struct metaroce_qp {
+	struct verbs_qp vqp;
+	struct metaroce_wq sq;
+	struct metaroce_wq rq;
+};
+
+struct metaroce_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t ah_num;		/* from the kernel; UD WQEs carry it */
+};
+
+static inline struct metaroce_cq *to_mcq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct metaroce_cq, vcq.cq);
+}
+
+static inline struct metaroce_qp *to_mqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct metaroce_qp, vqp.qp);
+}
+
+static inline struct metaroce_ah *to_mah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct metaroce_ah, ibv_ah);
+}
+
 static inline struct metaroce_device *to_mdev(struct ibv_device *ibdev)
 {
 	return container_of(ibdev, struct metaroce_device, vdev.device);
@@ -101,5 +244,29 @@ int metaroce_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *metaroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			       uint64_t hca_va, int access);
 int metaroce_dereg_mr(struct verbs_mr *vmr);
+struct ibv_ah *metaroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int metaroce_destroy_ah(struct ibv_ah *ah);
+
+/* cq.c */
+struct ibv_cq *metaroce_create_cq(struct ibv_context *context, int cqe,
+				  struct ibv_comp_channel *channel,
+				  int comp_vector);
+int metaroce_destroy_cq(struct ibv_cq *cq);
+int metaroce_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int metaroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int metaroce_resize_cq(struct ibv_cq *cq, int cqe);
+
+/* qp.c */
+struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
+				  struct ibv_qp_init_attr *attr);
+int metaroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		       int attr_mask);
+int metaroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_qp_init_attr *init_attr);
+int metaroce_destroy_qp(struct ibv_qp *qp);
+int metaroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad_wr);
+int metaroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
 
 #endif /* METAROCE_PROVIDER_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * verbs.c - control-path verbs that are plain uverbs commands: device and
- * port queries, protection domains and memory regions.  None of them carry
- * MetaRoCE udata.
+ * port queries, protection domains, memory regions and address handles.
+ * Only CREATE_AH carries MetaRoCE udata (its response).
  *
  * ibv_cmd_*() return 0 or a positive errno; ops returning int pass that on,
  * ops returning a pointer set errno and return NULL.
@@ -121,5 +121,43 @@ int metaroce_dereg_mr(struct verbs_mr *vmr)
 		return ret;
 
 	free(vmr);
+	return 0;
+}
+
+/*
+ * Address handles live in the kernel; UD WQEs name one by the number the
+ * CREATE_AH response carries (ibv_create_ah_from_wc() ends up here too).
+ */
+struct ibv_ah *metaroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct metaroce_create_ah_resp_full resp;
+	struct metaroce_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+	ah->ah_num = resp.drv_payload.ah_num;
+	return &ah->ibv_ah;
+}
+
+int metaroce_destroy_ah(struct ibv_ah *ibah)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_ah(ibah);
+	if (ret)
+		return ret;
+
+	free(to_mah(ibah));
 	return 0;
 }

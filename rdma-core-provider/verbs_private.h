@@ -63,7 +63,16 @@
 	X(ibv_cmd_alloc_pd)			\
 	X(ibv_cmd_dealloc_pd)			\
 	X(ibv_cmd_reg_mr)			\
-	X(ibv_cmd_dereg_mr)
+	X(ibv_cmd_dereg_mr)			\
+	X(ibv_cmd_create_cq)			\
+	X(ibv_cmd_resize_cq)			\
+	X(ibv_cmd_destroy_cq)			\
+	X(ibv_cmd_create_qp)			\
+	X(ibv_cmd_modify_qp)			\
+	X(ibv_cmd_query_qp)			\
+	X(ibv_cmd_destroy_qp)			\
+	X(ibv_cmd_create_ah)			\
+	X(ibv_cmd_destroy_ah)
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -398,19 +407,27 @@ VP_WRITE_CMD(ibv_query_port, ib_uverbs_query_port);
 VP_WRITE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 VP_WRITE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 
-/* For the CQ/QP/SRQ path (not called yet; sizes pinned already). */
+/* The CQ/QP path. */
 VP_WRITE_CMD(ibv_create_cq, ib_uverbs_create_cq);
-VP_WRITE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 VP_WRITE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 VP_WRITE_CMD(ibv_create_qp, ib_uverbs_create_qp);
-VP_WRITE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 VP_WRITE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 VP_WRITE_CMD(ibv_query_qp, ib_uverbs_query_qp);
+/*
+ * The doorbells: written to the command fd by the provider itself (legacy
+ * write() ABI: header, then the core request; the kernel reads the response
+ * pointer from the request).
+ */
+VP_WRITE_CMD(ibv_post_send, ib_uverbs_post_send);
+VP_WRITE_CMD(ibv_post_recv, ib_uverbs_post_recv);
+
+/* Not called yet (extended CQ/QP, SRQ); sizes pinned already. */
+VP_WRITE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+VP_WRITE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 VP_WRITE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 VP_WRITE_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
 VP_WRITE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 VP_WRITE_CMD(ibv_query_srq, ib_uverbs_query_srq);
-VP_WRITE_CMD(ibv_post_send, ib_uverbs_post_send);
 
 /* ------------------------------------------------------------------------
  * Exported IBVERBS_PRIVATE_34 functions we call.
@@ -482,6 +499,38 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 
+/*
+ * CQ, QP and AH commands.  cmd / resp are the wrapper buffers described
+ * above; what follows the core part is our udata.  ibv_cmd_create_cq()
+ * fills cq (handle, cqe, context); ibv_cmd_create_qp() fills qp and writes
+ * the granted capabilities back to attr->cap; ibv_cmd_resize_cq() updates
+ * cq->cqe; ibv_cmd_create_ah() fills ah->handle and ah->context.
+ */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr,
+		      struct ibv_create_qp *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
 /* ------------------------------------------------------------------------
  * Layout pins
  * ------------------------------------------------------------------------ */
@@ -515,6 +564,9 @@ VP_SIZE_IS(struct ibv_modify_qp, 120);
 VP_SIZE_IS(struct ibv_query_qp, 24);
 VP_SIZE_IS(struct ibv_query_srq, 24);
 VP_SIZE_IS(struct ibv_post_send, 32);
+VP_SIZE_IS(struct ibv_post_recv, 32);
+VP_OFFSET_IS(struct ibv_post_send, core_payload, 8);
+VP_OFFSET_IS(struct ibv_post_recv, core_payload, 8);
 VP_OFFSET_IS(struct ibv_get_context, core_payload, 8);
 VP_OFFSET_IS(struct ibv_reg_mr, core_payload, 8);
 VP_OFFSET_IS(struct ibv_create_cq_ex, core_payload, 24);
@@ -531,6 +583,11 @@ VP_SIZE_IS(struct ib_uverbs_ex_create_qp_resp, 40);
 VP_SIZE_IS(struct ib_uverbs_create_srq_resp, 16);
 VP_SIZE_IS(struct ib_uverbs_resize_cq_resp, 8);
 VP_SIZE_IS(struct ib_uverbs_create_ah_resp, 4);
+VP_SIZE_IS(struct ib_uverbs_post_send_resp, 4);
+VP_SIZE_IS(struct ib_uverbs_post_recv_resp, 4);
+/* Smallest wqe_size the kernel accepts in POST_SEND / POST_RECV. */
+VP_SIZE_IS(struct ib_uverbs_send_wr, 56);
+VP_SIZE_IS(struct ib_uverbs_recv_wr, 16);
 
 #if defined(__x86_64__)
 

@@ -71,8 +71,26 @@ struct metaroce_ring_hdr {
  * SQ: set by the kernel when its send worker goes idle; the poster then
  * rings the doorbell (a POST_SEND command with no work requests) after
  * producing, and clears nothing: the kernel clears it when it runs.
+ * RQ: set by the kernel while the QP is in the error state; a poster who
+ * sees it after producing rings the receive doorbell (a POST_RECV command
+ * with no work requests) so that the kernel flushes what it posted.
+ * The poster's order: store the producer (release), full barrier, load the
+ * flags.  The kernel's: store the flags, full barrier, load the producer.
  */
 #define METAROCE_RING_F_NEED_WAKEUP	(1U << 0)
+
+/*
+ * CQ: completion notification armed without a system call.  The poller
+ * sets one of these with an atomic OR (a full barrier), then polls once
+ * more; the kernel publishes a completion (producer, release), issues a
+ * full barrier, then loads the flags: when a completion matches an armed
+ * bit, the kernel atomically clears both bits and raises the completion
+ * event (ibv_get_cq_event).  ARMED_NEXT matches every completion;
+ * ARMED_SOLICITED matches solicited receives and unsuccessful completions.
+ * The REQ_NOTIFY_CQ command sets the same bits.
+ */
+#define METAROCE_CQ_F_ARMED_NEXT	(1U << 0)
+#define METAROCE_CQ_F_ARMED_SOLICITED	(1U << 1)
 
 struct metaroce_sge {
 	__aligned_u64 addr;
@@ -84,7 +102,8 @@ struct metaroce_sge {
 struct metaroce_send_wqe {
 	__aligned_u64 wr_id;
 	__u32 opcode;		/* enum ib_uverbs_wr_opcode */
-	__u32 send_flags;	/* enum ib_uverbs_send_flags */
+	/* IB_SEND_* = IBV_SEND_*: FENCE 1, SIGNALED 2, SOLICITED 4, INLINE 8 */
+	__u32 send_flags;
 	__u32 num_sge;
 	__u32 inline_len;	/* bytes of inline data in place of the SGEs */
 	__u32 imm_data;		/* network byte order, as in ibv_send_wr */
@@ -108,6 +127,62 @@ struct metaroce_recv_wqe {
 	struct metaroce_sge sge[];
 };
 
-/* A user CQ's slots hold struct ib_uverbs_wc (48 bytes, as ibv_wc). */
+/*
+ * A user CQ's slots are METAROCE_CQE_SIZE bytes (one cache line), each
+ * holding a struct ib_uverbs_wc (48 bytes) at its start; the rest is
+ * padding.  Field meanings are those of struct ibv_wc: opcode and status
+ * take the ibv_wc_opcode / ibv_wc_status values, wc_flags the
+ * METAROCE_WC_* bits below (which are libibverbs' IBV_WC_* values, not the
+ * kernel's IB_WC_* ones), ex.imm_data is in network byte order and
+ * ex.invalidate_rkey in host order.
+ */
+#define METAROCE_CQE_SIZE		64
+
+#define METAROCE_WC_GRH			(1U << 0)
+#define METAROCE_WC_WITH_IMM		(1U << 1)
+#define METAROCE_WC_WITH_INV		(1U << 3)
+
+/*
+ * Where a ring is and how it is laid out.  offset is the mmap() offset on
+ * the uverbs command fd; size the length to map (exactly); slots a power
+ * of two.
+ */
+struct metaroce_ring_info {
+	__aligned_u64 offset;
+	__u32 size;
+	__u32 slots;
+	__u32 slot_size;
+	__u32 reserved;
+};
+
+/*
+ * Response to CREATE_CQ (and to the extended CREATE_CQ) and to RESIZE_CQ
+ * (udata out) for a user CQ.  The CQ holds cqe = ring.slots completions
+ * (the core response carries the same number).  After RESIZE_CQ the
+ * completions still pending were moved to the new ring, which starts with
+ * consumer 0 and producer = their count; the old ring must be unmapped.
+ */
+struct metaroce_create_cq_resp {
+	struct metaroce_ring_info ring;
+};
+
+struct metaroce_resize_cq_resp {
+	struct metaroce_ring_info ring;
+};
+
+/*
+ * Response to CREATE_QP (udata out) for a user QP: both rings.  The SQ's
+ * slots hold a struct metaroce_send_wqe followed by up to max_send_sge
+ * SGEs, or by up to max_inline bytes of inline data; the RQ's hold a
+ * struct metaroce_recv_wqe followed by up to max_recv_sge SGEs.  The
+ * poster keeps producer - consumer <= slots.  A QP moved to RESET starts
+ * over with producer = consumer = 0 in both rings.
+ */
+struct metaroce_create_qp_resp {
+	struct metaroce_ring_info sq;
+	struct metaroce_ring_info rq;
+	__u32 max_inline;	/* bytes of inline data an SQ slot holds */
+	__u32 reserved;
+};
 
 #endif /* METAROCE_ABI_USER_H */

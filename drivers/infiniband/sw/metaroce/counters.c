@@ -88,6 +88,8 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_UD_DROP_QKEY] = { .name = "ud_drop_qkey" },
 	[MROCE_CNT_UD_DROP_NO_QP] = { .name = "ud_drop_no_qp" },
 	[MROCE_CNT_UD_DROP_NO_RECV] = { .name = "ud_drop_no_recv" },
+	/* Debugging aid beyond spec 18: POST_SEND commands without WRs. */
+	[MROCE_CNT_DOORBELLS] = { .name = "doorbells" },
 };
 
 static_assert(ARRAY_SIZE(mroce_counter_descs) == MROCE_NUM_COUNTERS);

@@ -91,6 +91,7 @@ enum mroce_counter {
 	MROCE_CNT_UD_DROP_QKEY,
 	MROCE_CNT_UD_DROP_NO_QP,
 	MROCE_CNT_UD_DROP_NO_RECV,
+	MROCE_CNT_DOORBELLS,		/* not in spec 18: user SQ doorbells */
 	MROCE_NUM_COUNTERS
 };
 

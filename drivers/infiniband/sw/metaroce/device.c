@@ -4,12 +4,14 @@
  * creates one ib_device bound to DEV; it goes away with `rdma link delete`,
  * with DEV, or on module unload.
  */
+#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 #include <net/net_namespace.h>
 #include <rdma/metaroce-abi.h>
 
 #include "mroce.h"
+#include "transport.h"
 #include "verbs.h"
 
 /*
@@ -96,6 +98,7 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 	synchronize_rcu();	/* no reader still sees mdev */
 	free_percpu(mdev->stats);
 
+	mroce_conns_destroy(mdev);
 	WARN_ON(!xa_empty(&mdev->mr_xa));
 	WARN_ON(!xa_empty(&mdev->qp_xa));
 	xa_destroy(&mdev->mr_xa);
@@ -115,6 +118,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.create_ah = mroce_create_ah,
 	.create_cq = mroce_create_cq,
 	.create_qp = mroce_create_qp,
+	.create_user_ah = mroce_create_ah,
 	.dealloc_driver = mroce_dealloc_driver,
 	.dealloc_pd = mroce_dealloc_pd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
@@ -128,6 +132,8 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
+	.mmap = mroce_mmap,
+	.mmap_free = mroce_mmap_free,
 	.modify_qp = mroce_modify_qp,
 	.poll_cq = mroce_poll_cq,
 	.post_recv = mroce_post_recv,
@@ -138,6 +144,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.query_qp = mroce_query_qp,
 	.reg_user_mr = mroce_reg_user_mr,
 	.req_notify_cq = mroce_req_notify_cq,
+	.resize_cq = mroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
@@ -172,7 +179,7 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->max_qp_rd_atom = MROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = MROCE_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = MROCE_MAX_RD_ATOMIC * MROCE_MAX_QP;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	a->atomic_cap = IB_ATOMIC_HCA;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->max_ah = MROCE_MAX_AH;
@@ -198,6 +205,12 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC);
+	xa_init(&mdev->conn_xa);
+	spin_lock_init(&mdev->conns_lock);
+	INIT_LIST_HEAD(&mdev->conns);
+	do {
+		get_random_bytes(&mdev->epoch, sizeof(mdev->epoch));
+	} while (!mdev->epoch);
 	atomic_set(&mdev->num_ucontext, 0);
 	atomic_set(&mdev->num_pd, 0);
 	atomic_set(&mdev->num_cq, 0);
@@ -212,7 +225,9 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	addrconf_addr_eui48((u8 *)&mdev->ibdev.node_guid, ndev->dev_addr);
 	strscpy(mdev->ibdev.node_desc, MROCE_NODE_DESC,
 		sizeof(mdev->ibdev.node_desc));
+	/* The doorbells of user QPs, and arming CQs the libibverbs way. */
 	mdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(&mdev->ibdev, &mroce_dev_ops);
 	return mdev;

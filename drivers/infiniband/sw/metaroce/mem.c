@@ -114,3 +114,114 @@ int mroce_copy_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
 	rcu_read_unlock();
 	return 0;
 }
+
+/*
+ * Look up an rkey for remote access by qp to [va, va + len) (spec 10.6).
+ * Called under RCU.  Returns the NAK REMOTE_ACCESS detail on failure.
+ */
+static int mroce_rkey_lookup(struct mroce_qp *qp, u32 rkey, u64 va, u64 len,
+			     int access, struct mroce_mr **out)
+{
+	struct mroce_dev *mdev = to_mdev(qp->ibqp.device);
+	struct mroce_mr *mr;
+
+	mr = xa_load(&mdev->mr_xa, rkey >> 8);
+	if (!mr || mr->ibmr.rkey != rkey)
+		return 1;
+	if (mr->ibmr.pd != qp->ibqp.pd)
+		return 2;
+	if ((mr->access & access) != access)
+		return 3;
+	if (va < mr->iova || va + len < va || va + len - mr->iova > mr->length)
+		return 4;
+	*out = mr;
+	return 0;
+}
+
+/* Check that the whole range is accessible; 0 or the NAK detail. */
+int mroce_rkey_check(struct mroce_qp *qp, u32 rkey, u64 va, u64 len,
+		     int access)
+{
+	struct mroce_mr *mr;
+	int err;
+
+	rcu_read_lock();
+	err = mroce_rkey_lookup(qp, rkey, va, len, access, &mr);
+	rcu_read_unlock();
+	return err;
+}
+
+/* Copy to (to_mr) or from remote-accessible memory; 0 or the NAK detail. */
+int mroce_rkey_copy(struct mroce_qp *qp, u32 rkey, u64 va, void *buf,
+		    u32 len, int access, bool to_mr)
+{
+	struct mroce_mr *mr;
+	int err;
+
+	rcu_read_lock();
+	err = mroce_rkey_lookup(qp, rkey, va, len, access, &mr);
+	if (!err && len)
+		mroce_mr_copy(mr, va, buf, len, to_mr);
+	rcu_read_unlock();
+	return err;
+}
+
+/*
+ * Execute an atomic on the 8-byte target at va (spec 10.5): compare-swap
+ * when cmp_swap, else fetch-add.  The original value goes to *orig.
+ */
+int mroce_rkey_atomic(struct mroce_qp *qp, u32 rkey, u64 va, bool cmp_swap,
+		      u64 swap_add, u64 compare, u64 *orig)
+{
+	struct mroce_mr *mr;
+	struct page *page;
+	u64 pos, old, *p;
+	void *kva = NULL;
+	int err;
+
+	rcu_read_lock();
+	err = mroce_rkey_lookup(qp, rkey, va, 8, IB_ACCESS_REMOTE_ATOMIC, &mr);
+	if (err)
+		goto out;
+	if (mr->type == MROCE_MR_DMA) {
+		p = (u64 *)(uintptr_t)va;
+	} else {
+		pos = va - mr->iova + ib_umem_offset(mr->umem);
+		page = mr->pages[pos >> PAGE_SHIFT];
+		kva = kmap_local_page(page);
+		p = kva + (pos & ~PAGE_MASK);
+	}
+	if (cmp_swap) {
+		old = cmpxchg64(p, compare, swap_add);
+	} else {
+		do {
+			old = READ_ONCE(*p);
+		} while (cmpxchg64(p, old, old + swap_add) != old);
+	}
+	*orig = old;
+	if (kva)
+		kunmap_local(kva);
+out:
+	rcu_read_unlock();
+	return err;
+}
+
+/* Check that the SGE list grants access to its first len bytes. */
+int mroce_check_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
+		    u32 num_sge, u32 len, int access)
+{
+	u32 i, left, n;
+	int err = 0;
+
+	if (num_sge > MROCE_MAX_SGE || mroce_sgl_len(sge, num_sge) < len)
+		return -EINVAL;
+	rcu_read_lock();
+	for (i = 0, left = len; i < num_sge && left && !err; i++) {
+		n = min(left, sge[i].length);
+		if (!mroce_lkey_lookup(qp, sge[i].lkey, sge[i].addr, n, access))
+			err = -EACCES;
+		left -= n;
+	}
+	rcu_read_unlock();
+	return err;
+}

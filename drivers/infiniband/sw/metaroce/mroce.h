@@ -68,6 +68,11 @@ struct mroce_dev {
 	struct xarray ah_xa;		/* AH number -> struct mroce_ah_ref */
 	u32 qp_next;			/* cyclic allocation hint for qp_xa */
 
+	u64 epoch;			/* spec 6.1.4 */
+	spinlock_t conns_lock;		/* writers of conns and conn_xa */
+	struct list_head conns;		/* struct mroce_conn, RCU */
+	struct xarray conn_xa;		/* local CID -> struct mroce_conn */
+
 	atomic_t num_ucontext;
 	atomic_t num_pd;
 	atomic_t num_cq;

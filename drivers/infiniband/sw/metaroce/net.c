@@ -207,12 +207,14 @@ int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
 	bool v4 = ipv6_addr_v4mapped(s6) && ipv6_addr_v4mapped(d6);
 	struct net *net = dev_net(mdev->ndev);
 	struct mroce_net *mn = net_generic(net, mroce_net_id);
-	unsigned int len;
 	struct socket *sock;
+	unsigned int len;
+	u32 crc;
 	int err;
 
-	put_unaligned_be32(~crc32c(~0U, skb->data, skb->len),
-			   skb_put(skb, MROCE_CRC_LEN));
+	/* Over the headers and payload only: computed before the put. */
+	crc = ~crc32c(~0U, skb->data, skb->len);
+	put_unaligned_be32(crc, skb_put(skb, MROCE_CRC_LEN));
 	len = skb->len;
 
 	rcu_read_lock();

@@ -29,13 +29,10 @@ static int mroce_check_send_wr(struct mroce_qp *qp,
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		if (ud)
 			return -EINVAL;
-		/* The RC transport (streams over connections) comes next. */
-		return -EOPNOTSUPP;
+		break;
 	default:
 		return -EINVAL;
 	}
-	if (!ud)
-		return -EOPNOTSUPP;
 
 	*inline_len = 0;
 	if (wr->send_flags & IB_SEND_INLINE) {
@@ -64,6 +61,23 @@ static void mroce_write_send_wqe(struct mroce_qp *qp,
 		wqe->imm_data = (__force u32)wr->ex.imm_data;
 	if (wr->opcode == IB_WR_SEND_WITH_INV)
 		wqe->invalidate_rkey = wr->ex.invalidate_rkey;
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->rkey = atomic_wr(wr)->rkey;
+		wqe->compare_add = atomic_wr(wr)->compare_add;
+		wqe->swap = atomic_wr(wr)->swap;
+		break;
+	default:
+		break;
+	}
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		wqe->ah_num = to_mah(ud_wr(wr)->ah)->ah_num;
 		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
@@ -100,6 +114,16 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
+	/*
+	 * A user QP's process writes its SQ ring itself and sends no work
+	 * requests, only the doorbell: POST_SEND with none.
+	 */
+	if (ibqp->uobject && wr) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (!wr)
+		mroce_count(to_mdev(ibqp->device), DOORBELLS);
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	for (; wr; wr = wr->next) {
@@ -131,6 +155,11 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err = 0, i;
 
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	/* User QPs: only the doorbell (POST_RECV with no work requests). */
+	if (ibqp->uobject && wr) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

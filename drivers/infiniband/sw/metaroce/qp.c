@@ -3,7 +3,9 @@
  * Queue pairs: creation, the verbs state machine, query and destruction.
  */
 #include <linux/slab.h>
+#include <rdma/uverbs_ioctl.h>
 
+#include "transport.h"
 #include "verbs.h"
 
 #define MROCE_QPN_MIN		16
@@ -26,9 +28,8 @@ static int mroce_check_qp_init(struct mroce_dev *mdev,
 	}
 	if (init->create_flags || init->srq)
 		return -EOPNOTSUPP;
-	/* User QPs use mmapped rings, which come with the userspace fast path. */
-	if (udata)
-		return -EOPNOTSUPP;
+	if (udata && init->qp_type == IB_QPT_GSI)
+		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
 	if (cap->max_send_wr > mdev->attr.max_qp_wr ||
@@ -62,6 +63,42 @@ static int mroce_qpn_alloc(struct mroce_dev *mdev, struct mroce_qp *qp,
 	return 0;
 }
 
+/* A user QP: map both rings into the process and tell it where they are. */
+static int mroce_qp_map_rings(struct mroce_qp *qp, struct ib_udata *udata)
+{
+	struct metaroce_create_qp_resp resp = {};
+	int err;
+
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = mroce_ring_mmap_insert(udata, &qp->sq.ring, &qp->sq_mmap,
+				     &resp.sq);
+	if (err)
+		return err;
+	err = mroce_ring_mmap_insert(udata, &qp->rq.ring, &qp->rq_mmap,
+				     &resp.rq);
+	if (err)
+		goto err_sq;
+	resp.max_inline = qp->sq.max_inline;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_rq;
+	return 0;
+
+err_rq:
+	mroce_ring_mmap_remove(&qp->rq.ring, &qp->rq_mmap);
+err_sq:
+	mroce_ring_mmap_remove(&qp->sq.ring, &qp->sq_mmap);
+	return err;
+}
+
+/* Withdraw a user QP's ring mappings; the rings' memory goes with them. */
+static void mroce_qp_unmap_rings(struct mroce_qp *qp)
+{
+	mroce_ring_mmap_remove(&qp->rq.ring, &qp->rq_mmap);
+	mroce_ring_mmap_remove(&qp->sq.ring, &qp->sq_mmap);
+}
+
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -91,9 +128,16 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			    false);
 	if (err)
 		goto err_sq;
+	qp->sq_mmap = NULL;
+	qp->rq_mmap = NULL;
+	if (udata) {
+		err = mroce_qp_map_rings(qp, udata);
+		if (err)
+			goto err_rq;
+	}
 	err = mroce_qpn_alloc(mdev, qp, init->qp_type);
 	if (err)
-		goto err_rq;
+		goto err_unmap;
 
 	cap->max_send_wr = qp->sq.max_wr;
 	cap->max_recv_wr = qp->rq.max_wr;
@@ -102,6 +146,8 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	cap->max_inline_data = qp->sq.max_inline;
 	return 0;
 
+err_unmap:
+	mroce_qp_unmap_rings(qp);
 err_rq:
 	mroce_wq_free(&qp->rq);
 err_sq:
@@ -131,20 +177,39 @@ void mroce_qp_put(struct mroce_qp *qp)
 }
 
 /*
+ * The QP entered the error state: from now on a poster of receives rings
+ * the receive doorbell (a user QP's provider sees the RQ ring's flag) so
+ * that what it posts is flushed too; flush what is posted already.
+ */
+static void mroce_qp_flush_rq_err(struct mroce_qp *qp)
+{
+	WRITE_ONCE(qp->rq.ring.hdr->flags, METAROCE_RING_F_NEED_WAKEUP);
+	/* Pairs with the poster's barrier between producing and reading it. */
+	smp_mb();
+	mroce_qp_flush_rq(qp);
+}
+
+/*
  * A local error the QP cannot recover from (a malformed WQE): move to the
  * error state, flush, and tell the consumer (IB_EVENT_QP_FATAL).
  */
 void mroce_qp_to_error(struct mroce_qp *qp)
 {
+	mroce_qp_to_error_event(qp, IB_EVENT_QP_FATAL);
+}
+
+/* Move to the error state for a reason the consumer hears of as event. */
+void mroce_qp_to_error_event(struct mroce_qp *qp, enum ib_event_type event)
+{
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
 		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_FATAL,
+		.event = event,
 	};
 
 	if (xchg(&qp->state, IB_QPS_ERR) == IB_QPS_ERR)
 		return;
-	mroce_qp_flush_rq(qp);
+	mroce_qp_flush_rq_err(qp);
 	mroce_qp_kick(qp);
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
@@ -154,6 +219,34 @@ void mroce_qp_to_error(struct mroce_qp *qp)
 void mroce_qp_kick(struct mroce_qp *qp)
 {
 	queue_work(mroce_wq, &qp->send_work);
+}
+
+/*
+ * RC state changes that touch the transport: RTR attaches the stream to the
+ * connection to its peer, RTS starts the requester side, RESET detaches.
+ */
+static int mroce_rc_transition(struct mroce_qp *qp, enum ib_qp_state cur,
+			       enum ib_qp_state new)
+{
+	struct mroce_conn *conn;
+
+	if (new == IB_QPS_RESET) {
+		mroce_conn_detach(qp);
+		return 0;
+	}
+	if (new == IB_QPS_RTR && cur == IB_QPS_INIT)
+		return mroce_conn_attach(qp);
+	if (new == IB_QPS_RTS && cur == IB_QPS_RTR) {
+		conn = qp->stream.conn;
+		if (!conn)
+			return -EINVAL;
+		spin_lock_bh(&conn->lock);
+		qp->stream.next_ssn = qp->attr.sq_psn;
+		qp->stream.peer_completed = qp->attr.sq_psn - 1;
+		qp->stream.send_idx = qp->sq.fetch;
+		spin_unlock_bh(&conn->lock);
+	}
+	return 0;
 }
 
 static int mroce_check_qp_attr(struct mroce_qp *qp, struct ib_qp_attr *attr,
@@ -254,6 +347,11 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		goto out;
 
 	mroce_apply_qp_attr(qp, attr, mask);
+	if ((mask & IB_QP_STATE) && ibqp->qp_type == IB_QPT_RC) {
+		err = mroce_rc_transition(qp, cur, new);
+		if (err)
+			goto out;
+	}
 	if (mask & IB_QP_STATE) {
 		WRITE_ONCE(qp->state, new);
 		if (new == IB_QPS_RESET) {
@@ -261,8 +359,9 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			cancel_work_sync(&qp->send_work);
 			mroce_wq_reset(&qp->sq);
 			mroce_wq_reset(&qp->rq);
+			WRITE_ONCE(qp->rq.ring.hdr->flags, 0);
 		} else if (new == IB_QPS_ERR) {
-			mroce_qp_flush_rq(qp);
+			mroce_qp_flush_rq_err(qp);
 			mroce_qp_kick(qp);	/* the worker flushes the SQ */
 		} else if (new == IB_QPS_RTS) {
 			mroce_qp_kick(qp);
@@ -313,6 +412,9 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibqp->device);
 	struct mroce_qp *qp = to_mqp(ibqp);
 
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	mroce_conn_detach(qp);
+
 	xa_erase(&mdev->qp_xa, ibqp->qp_num);
 	/* Wait for receive-path users, then stop the send worker for good. */
 	mroce_qp_put(qp);
@@ -320,6 +422,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	synchronize_rcu();	/* no lookup still holds the pointer */
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	cancel_work_sync(&qp->send_work);
+	mroce_qp_unmap_rings(qp);
 	mroce_wq_free(&qp->sq);
 	mroce_wq_free(&qp->rq);
 	mutex_destroy(&qp->state_lock);

@@ -14,6 +14,7 @@
 #include <net/udp.h>
 
 #include "net.h"
+#include "transport.h"
 #include "verbs.h"
 #include "wire.h"
 
@@ -96,8 +97,7 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	case MROCE_T_SEND ... MROCE_T_STREAM_CLOSE:
 	case MROCE_T_ACK ... MROCE_T_SYNC:
 	case MROCE_T_CONNECT ... MROCE_T_RESET:
-		/* Connection packets: no connection layer answers yet. */
-		mroce_count(mdev, DROP_NO_CONN);
+		mroce_conn_rcv(mdev, skb);
 		break;
 	default:
 		mroce_count(mdev, DROP_BAD_HEADER);

@@ -36,8 +36,10 @@ void mroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 /*
  * Device removal with contexts still open (rdma link delete, netdev gone,
  * module unload): the core destroys every object of the context through the
- * usual destroy verbs and zaps the mmaps made through rdma_user_mmap_entry;
- * nothing is left for the driver to detach.  Having this op lets removal
+ * usual destroy verbs, which withdraw the rings' mmap entries (mmap.c).
+ * Rings a process has mapped stay mapped: their pages are only freed when
+ * it unmaps them, and the kernel no longer reads or writes them.  Nothing
+ * else is left for the driver to detach.  Having this op lets removal
  * proceed instead of waiting for every process to close the device.
  */
 void mroce_disassociate_ucontext(struct ib_ucontext *ibuc)

@@ -12,6 +12,7 @@
 
 #include "mroce.h"
 #include "ring.h"
+#include "transport.h"
 
 struct mroce_ucontext {
 	struct ib_ucontext ibuc;
@@ -46,16 +47,23 @@ static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct mroce_mr, ibmr);
 }
 
-/* A kernel completion queue: a ring of ib_wc under one lock. */
+/*
+ * A completion queue.  A kernel CQ is an array of ib_wc under the lock; a
+ * user CQ is a ring of struct ib_uverbs_wc mapped into the process (see
+ * metaroce-abi.h), which the kernel produces into under the lock and the
+ * process consumes from without system calls.
+ */
 struct mroce_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;	/* everything below */
-	struct ib_wc *ring;
-	u32 size;		/* slots: ibcq.cqe + 1 */
-	u32 head;		/* next to poll */
-	u32 count;		/* completions in the ring */
-	enum ib_cq_notify_flags armed;	/* 0 when not armed */
+	struct ib_wc *ring;	/* kernel CQ */
+	u32 size;		/* kernel CQ: slots: ibcq.cqe */
+	u32 head;		/* kernel CQ: next to poll */
+	u32 count;		/* kernel CQ: completions in the ring */
+	enum ib_cq_notify_flags armed;	/* kernel CQ: 0 when not armed */
 	bool overflow;
+	struct mroce_ring uring;	/* user CQ */
+	struct rdma_user_mmap_entry *mmap;	/* user CQ: uring's mapping */
 };
 
 static inline struct mroce_cq *to_mcq(struct ib_cq *ibcq)
@@ -100,6 +108,13 @@ struct mroce_send_wqe {
 	u64 compare_add;
 	u64 swap;
 	struct metaroce_sge *sge;	/* or the inline bytes */
+	/* RC requester progress, under the connection lock */
+	u32 ssn;
+	u32 msn;
+	u32 resp_bytes;			/* READ: response bytes placed */
+	bool resp_done;			/* READ/ATOMIC: response complete */
+	unsigned long *resp_segs;	/* READ: response segments placed */
+	enum ib_wc_status rc_status;	/* set by a NAK */
 };
 
 /* A receive WQE as the kernel uses it: copied out of the RQ ring. */
@@ -139,7 +154,10 @@ struct mroce_qp {
 	enum ib_sig_type sq_sig_type;
 	struct mroce_wq sq;
 	struct mroce_wq rq;
+	struct rdma_user_mmap_entry *sq_mmap;	/* user QP: sq.ring's mapping */
+	struct rdma_user_mmap_entry *rq_mmap;	/* user QP: rq.ring's mapping */
 	struct mroce_recv_wqe rq_scratch;	/* under rq.lock */
+	struct mroce_stream stream;		/* RC */
 };
 
 static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
@@ -176,6 +194,14 @@ int mroce_ah_lookup(struct mroce_qp *qp, u32 ah_num, struct mroce_av *av);
 int mroce_copy_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
 		   u32 num_sge, u64 offset, void *buf, u32 len, bool to_sgl);
 u64 mroce_sgl_len(const struct metaroce_sge *sge, u32 num_sge);
+int mroce_check_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
+		    u32 num_sge, u32 len, int access);
+int mroce_rkey_check(struct mroce_qp *qp, u32 rkey, u64 va, u64 len,
+		     int access);
+int mroce_rkey_copy(struct mroce_qp *qp, u32 rkey, u64 va, void *buf,
+		    u32 len, int access, bool to_mr);
+int mroce_rkey_atomic(struct mroce_qp *qp, u32 rkey, u64 va, bool cmp_swap,
+		      u64 swap_add, u64 compare, u64 *orig);
 
 /* qp.c: receive-path references */
 struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
@@ -206,6 +232,16 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int mroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+/* mmap.c */
+int mroce_ring_mmap_insert(struct ib_udata *udata, struct mroce_ring *r,
+			   struct rdma_user_mmap_entry **entry,
+			   struct metaroce_ring_info *info);
+void mroce_ring_mmap_remove(struct mroce_ring *r,
+			    struct rdma_user_mmap_entry **entry);
+int mroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void mroce_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* qp.c */
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -230,6 +266,8 @@ void mroce_qp_flush_rq(struct mroce_qp *qp);
 void mroce_send_worker(struct work_struct *work);
 void mroce_qp_kick(struct mroce_qp *qp);
 void mroce_qp_to_error(struct mroce_qp *qp);
+void mroce_qp_to_error_event(struct mroce_qp *qp, enum ib_event_type event);
+bool mroce_sq_idle(struct mroce_qp *qp);
 
 /* post.c */
 int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

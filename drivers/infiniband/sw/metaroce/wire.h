@@ -84,4 +84,108 @@ static_assert(sizeof(struct mroce_dx) == 16);
 
 #define MROCE_DATAGRAM_HDR_LEN	(sizeof(struct mroce_bth) + sizeof(struct mroce_dx))
 
+/* Stream extension, 24 bytes (spec 5.5.1). */
+struct mroce_sx {
+	__be32 segsh_dqpn;	/* SegShift (4) | Rsvd (4) | Destination QPN (24) */
+	__be32 sqpn;		/* Reserved (8) | Source QPN (24) */
+	__be32 ssn;
+	__be32 msn;
+	__be32 msg_len;
+	__be32 offset;
+} __packed;
+static_assert(sizeof(struct mroce_sx) == 24);
+
+/* RDMA extension, 12 bytes (spec 5.5.2). */
+struct mroce_rx {
+	__be64 va;
+	__be32 rkey;
+} __packed;
+static_assert(sizeof(struct mroce_rx) == 12);
+
+/* Atomic extension, 32 bytes (spec 5.5.5). */
+struct mroce_atx {
+	__be64 va;
+	__be64 swap_add;
+	__be64 compare;
+	__be32 rkey;
+	__be32 reserved;
+} __packed;
+static_assert(sizeof(struct mroce_atx) == 32);
+
+/* ACK extension, 52 bytes (spec 5.5.7). */
+#define MROCE_SACK_BITS		256
+#define MROCE_ACKF_NO_STATE	0x80
+struct mroce_akx {
+	__be32 cum_psn;
+	__be32 ce_count;
+	__be32 rx_count;
+	__be16 rate_hint;
+	__be16 ack_delay;
+	u8 num_sr;
+	u8 ack_flags;
+	__be16 reserved;
+	u8 sack[MROCE_SACK_BITS / 8];	/* bit i: PSN cum + 1 + i, MSB first */
+} __packed;
+static_assert(sizeof(struct mroce_akx) == 52);
+
+/* Stream record, 16 bytes (spec 5.5.8). */
+#define MROCE_SRF_CREDIT	0x80
+#define MROCE_SRF_UNLIMITED	0x40
+struct mroce_sr {
+	__be32 flags_req_qpn;	/* SR Flags (8) | Requester QPN (24) */
+	__be32 resp_qpn;
+	__be32 completed_ssn;
+	__be32 msn_limit;
+} __packed;
+static_assert(sizeof(struct mroce_sr) == 16);
+
+/* NAK extension, 24 bytes (spec 5.5.9); codes (spec 13.1). */
+enum mroce_nak_code {
+	MROCE_NAK_RNR		= 0x01,
+	MROCE_NAK_NOT_READY	= 0x02,
+	MROCE_NAK_REMOTE_ACCESS	= 0x03,
+	MROCE_NAK_INVALID_REQ	= 0x04,
+	MROCE_NAK_LENGTH	= 0x05,
+	MROCE_NAK_REMOTE_OP	= 0x06,
+	MROCE_NAK_SEQUENCE	= 0x07,
+	MROCE_NAK_STREAM_CLOSED	= 0x08,
+};
+
+struct mroce_nkx {
+	__be32 code_req_qpn;	/* Code (8) | Requester QPN (24) */
+	__be32 detail_resp_qpn;	/* Detail (8) | Responder QPN (24) */
+	__be32 ssn;
+	__be32 msn;
+	__be32 param;
+	__be32 completed_ssn;
+} __packed;
+static_assert(sizeof(struct mroce_nkx) == 24);
+
+/* Connect extension, 64 bytes, then plane addresses (spec 5.5.12). */
+#define MROCE_CAP_AUTH		0x8000
+#define MROCE_CAP_HINT		0x4000
+#define MROCE_CAP_ATOMIC	0x2000
+struct mroce_cx {
+	u8 vmin_vmax;
+	u8 num_addrs;
+	__be16 caps;
+	__be64 epoch;
+	__be64 token;
+	__be64 guid;
+	u8 maxsh_rsvd;		/* Max Seg Shift in the high nibble */
+	u8 max_rx_paths;
+	u8 seg_win_shift;
+	u8 reserved0;
+	__be32 rx_msg_slots;
+	__be32 max_streams;
+	__be32 auth_key_id;
+	u8 auth_nonce[16];
+	__be16 max_ack_delay;
+	__be16 reserved1;
+} __packed;
+static_assert(sizeof(struct mroce_cx) == 64);
+
+#define MROCE_SX_OFF		32
+#define MROCE_EXT_OFF		(MROCE_SX_OFF + sizeof(struct mroce_sx))
+
 #endif /* MROCE_WIRE_H */

@@ -134,6 +134,17 @@ static void mroce_decode_send_wqe(struct mroce_qp *qp,
 		wqe->status = IB_WC_LOC_LEN_ERR;
 }
 
+/*
+ * Is a posted send WQE waiting to be fetched?  Counted from the oldest WQE
+ * not completed, so that a producer index run ahead by a user cannot make
+ * fetch lap a shadow slot still in use.
+ */
+static bool mroce_sq_posted(struct mroce_wq *sq)
+{
+	return mroce_ring_produced(&sq->ring, sq->ring.cons) >
+	       sq->fetch - sq->ring.cons;
+}
+
 /* Decode the next posted send WQE into the shadow queue, or NULL. */
 struct mroce_send_wqe *mroce_sq_fetch(struct mroce_qp *qp)
 {
@@ -141,7 +152,7 @@ struct mroce_send_wqe *mroce_sq_fetch(struct mroce_qp *qp)
 	u32 i = sq->fetch & sq->ring.mask;
 	struct mroce_send_wqe *wqe = &sq->shadow[i];
 
-	if (!mroce_ring_produced(&sq->ring, sq->fetch))
+	if (!mroce_sq_posted(sq))
 		return NULL;
 	mroce_decode_send_wqe(qp, mroce_ring_slot(&sq->ring, sq->fetch), wqe,
 			      sq->shadow_data + (size_t)i * sq->shadow_stride);
@@ -184,22 +195,85 @@ void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
 		.byte_len = wqe->length,
 		.qp = &qp->ibqp,
 	};
+	bool signal = status != IB_WC_SUCCESS ||
+		      qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+		      (wqe->send_flags & IB_SEND_SIGNALED);
 
-	if (status != IB_WC_SUCCESS || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-	    (wqe->send_flags & IB_SEND_SIGNALED))
-		mroce_cq_complete(to_mcq(qp->ibqp.send_cq), &wc, false);
+	/*
+	 * The slot goes back before the completion is visible: whoever polls
+	 * it may post again at once.  (wc holds all we need of wqe.)
+	 */
 	mroce_ring_consume(&qp->sq.ring);
+	if (signal)
+		mroce_cq_complete(to_mcq(qp->ibqp.send_cq), &wc, false);
 }
 
 /* Complete every send WQE not yet completed with IB_WC_WR_FLUSH_ERR. */
 static void mroce_qp_flush_sq(struct mroce_qp *qp)
 {
 	struct mroce_wq *sq = &qp->sq;
+	/* A user may post as fast as we flush: the caller loops. */
+	u32 n = 2 * mroce_ring_slots(&sq->ring);
 	struct mroce_send_wqe *wqe;
 
-	while (sq->ring.cons != sq->fetch || mroce_sq_fetch(qp)) {
+	while (n-- && (sq->ring.cons != sq->fetch || mroce_sq_fetch(qp))) {
 		wqe = &sq->shadow[sq->ring.cons & sq->ring.mask];
 		mroce_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR);
+	}
+}
+
+/*
+ * The send worker found nothing to do: ask posters for a doorbell, then look
+ * once more.  Returns true if the worker may stop.
+ */
+bool mroce_sq_idle(struct mroce_qp *qp)
+{
+	struct metaroce_ring_hdr *hdr = qp->sq.ring.hdr;
+
+	WRITE_ONCE(hdr->flags, METAROCE_RING_F_NEED_WAKEUP);
+	/* Pairs with the poster's barrier between producing and reading the
+	 * flag: one of us sees the other's write.
+	 */
+	smp_mb();
+	if (!mroce_sq_posted(&qp->sq))
+		return true;
+	WRITE_ONCE(hdr->flags, 0);
+	return false;
+}
+
+/* RC, error state: flush, and the stream has nothing left to send. */
+static void mroce_rc_flush_sq(struct mroce_qp *qp)
+{
+	mroce_qp_flush_sq(qp);
+	qp->stream.send_idx = qp->sq.fetch;
+	qp->stream.send_off = 0;
+}
+
+/*
+ * RC: the stream takes WQEs as the window allows; completions come from the
+ * receive path.  In the error state, flush under the connection lock.
+ */
+static void mroce_rc_worker(struct mroce_qp *qp)
+{
+	struct mroce_conn *conn = qp->stream.conn;
+
+	for (;;) {
+		if (READ_ONCE(qp->state) != IB_QPS_ERR) {
+			/* The stream asks for a doorbell when it runs dry. */
+			if (READ_ONCE(qp->state) == IB_QPS_RTS)
+				mroce_rc_send(qp);
+			return;
+		}
+		if (conn) {
+			spin_lock_bh(&conn->lock);
+			mroce_rc_flush_sq(qp);
+			spin_unlock_bh(&conn->lock);
+		} else {
+			mroce_rc_flush_sq(qp);
+		}
+		if (mroce_sq_idle(qp))
+			return;
+		cond_resched();
 	}
 }
 
@@ -216,35 +290,30 @@ void mroce_send_worker(struct work_struct *work)
 
 	/* While we run, posters need not ring the doorbell. */
 	WRITE_ONCE(hdr->flags, 0);
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		mroce_rc_worker(qp);
+		return;
+	}
 	for (;;) {
 		state = READ_ONCE(qp->state);
 		if (state == IB_QPS_ERR) {
+			/* What a user posts in the error state is flushed too. */
 			mroce_qp_flush_sq(qp);
-			return;
+			if (mroce_sq_idle(qp))
+				return;
+			cond_resched();
+			continue;
 		}
 		if (state != IB_QPS_RTS)
 			return;
 		wqe = mroce_sq_fetch(qp);
 		if (!wqe) {
-			/* Going idle: ask for a doorbell, then look once more. */
-			WRITE_ONCE(hdr->flags, METAROCE_RING_F_NEED_WAKEUP);
-			/* Pairs with the poster's barrier between producing and
-			 * reading the flag: one of us sees the other's write.
-			 */
-			smp_mb();
-			if (!mroce_ring_produced(&qp->sq.ring, qp->sq.fetch))
+			if (mroce_sq_idle(qp))
 				return;
-			WRITE_ONCE(hdr->flags, 0);
 			continue;
 		}
 		if (wqe->status != IB_WC_SUCCESS) {
 			mroce_sq_complete(qp, wqe, wqe->status);
-			mroce_qp_to_error(qp);
-			continue;
-		}
-		if (qp->ibqp.qp_type == IB_QPT_RC) {
-			/* The RC transport comes with streams and connections. */
-			mroce_sq_complete(qp, wqe, IB_WC_LOC_QP_OP_ERR);
 			mroce_qp_to_error(qp);
 			continue;
 		}
@@ -274,8 +343,9 @@ bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe)
 /* Complete the oldest receive WQE with *wc.  Caller holds rq.lock. */
 void mroce_rq_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited)
 {
-	mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), wc, solicited);
+	/* Slot first, as for the SQ: the WQE was copied out by the peek. */
 	mroce_ring_consume(&qp->rq.ring);
+	mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), wc, solicited);
 }
 
 /* Complete every posted receive WQE with IB_WC_WR_FLUSH_ERR, in order. */
@@ -287,10 +357,12 @@ void mroce_qp_flush_rq(struct mroce_qp *qp)
 		.qp = &qp->ibqp,
 	};
 	struct mroce_recv_wqe *wqe = &qp->rq_scratch;
+	/* A user may produce as fast as we flush: one ring's worth per call. */
+	u32 n = mroce_ring_slots(&qp->rq.ring);
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
-	while (mroce_rq_peek(qp, wqe)) {
+	while (n-- && mroce_rq_peek(qp, wqe)) {
 		wc.wr_id = wqe->wr_id;
 		mroce_rq_complete(qp, &wc, false);
 	}

@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Connections (spec 6): one per (device, peer address), created by the first
+ * RC QP that needs it with a CONNECT / CONNECT_ACK exchange, found on receive
+ * by the Destination Connection ID, and guarded by a random token.
+ *
+ * This first cut runs one path per connection; the initiator sends data
+ * only once the connection is ESTABLISHED (no pre-handshake packets).
+ */
+#include <linux/log2.h>
+#include <linux/random.h>
+#include <linux/udp.h>
+
+#include "net.h"
+#include "transport.h"
+#include "verbs.h"
+
+static u8 mroce_mtu_shift(enum ib_mtu mtu)
+{
+	return ilog2(ib_mtu_enum_to_int(mtu)) - 8;
+}
+
+/*
+ * A packet of conn: base header filled, extension headers zeroed, payload
+ * room reserved; the caller fills in the rest.
+ */
+struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
+				     u32 ext_len, u32 payload_len)
+{
+	u32 hdr = sizeof(struct mroce_bth) + ext_len;
+	struct mroce_bth *bth;
+	struct sk_buff *skb;
+
+	skb = mroce_alloc_skb(hdr + payload_len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	mroce_cb(skb)->sport = 0;
+	bth = skb_put_zero(skb, hdr);
+	skb_put(skb, payload_len);	/* the caller fills it */
+	bth->ver_rsvd = MROCE_VERSION << 4;
+	bth->type = type;
+	bth->hdr_len = hdr / 4;
+	bth->payload_len = htons(payload_len);
+	bth->dcid = htonl(conn->peer_cid);
+	bth->scid = htonl(conn->local_cid);
+	bth->token = cpu_to_be64(conn->peer_token);
+	return skb;
+}
+
+/* Send what was queued under the lock.  Call without conn->lock. */
+void mroce_conn_xmit_list(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	struct sk_buff *skb;
+	__be16 sport;
+
+	while ((skb = __skb_dequeue(q))) {
+		sport = mroce_cb(skb)->sport ?: conn->path.sport;
+		mroce_xmit(conn->mdev, skb, &conn->local, &conn->peer, sport);
+	}
+}
+
+void mroce_conn_arm_timer(struct mroce_conn *conn)
+{
+	u32 us = conn->state == MROCE_CONN_CONNECTING ?
+		 MROCE_RTO_INIT_US << conn->connect_tries : conn->path.rto_us;
+
+	mod_timer(&conn->timer, jiffies + usecs_to_jiffies(us) + 1);
+}
+
+static void mroce_build_connect(struct mroce_conn *conn, u8 type,
+				struct sk_buff_head *q)
+{
+	struct mroce_dev *mdev = conn->mdev;
+	struct sk_buff *skb;
+	struct mroce_cx *cx;
+
+	skb = mroce_conn_alloc_pkt(conn, type, sizeof(*cx) + 16, 0);
+	if (!skb)
+		return;
+	if (type == MROCE_T_CONNECT) {
+		struct mroce_bth *bth = (struct mroce_bth *)skb->data;
+
+		bth->dcid = 0;
+		bth->token = 0;
+	}
+	cx = (struct mroce_cx *)(skb->data + sizeof(struct mroce_bth));
+	cx->vmin_vmax = MROCE_VERSION << 4 | MROCE_VERSION;
+	cx->num_addrs = 1;
+	cx->caps = htons(MROCE_CAP_ATOMIC);
+	cx->epoch = cpu_to_be64(mdev->epoch);
+	cx->token = cpu_to_be64(conn->local_token);
+	cx->guid = mdev->ibdev.node_guid;
+	cx->maxsh_rsvd = mroce_mtu_shift(READ_ONCE(mdev->active_mtu)) << 4;
+	cx->max_rx_paths = 1;
+	cx->seg_win_shift = MROCE_SEG_WIN_SHIFT;
+	cx->rx_msg_slots = htonl(MROCE_RX_MSG_SLOTS);
+	cx->max_streams = htonl(MROCE_MAX_QP);
+	memcpy(cx + 1, conn->local.raw, 16);
+	__skb_queue_tail(q, skb);
+}
+
+static void mroce_conn_timer(struct timer_list *t)
+{
+	struct mroce_conn *conn = from_timer(conn, t, timer);
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&conn->lock);
+	if (conn->state == MROCE_CONN_CONNECTING) {
+		if (conn->connect_tries++ < MROCE_CONNECT_RETRIES) {
+			mroce_count(conn->mdev, CONNECT_RETRIES);
+			mroce_build_connect(conn, MROCE_T_CONNECT, &q);
+			mroce_conn_arm_timer(conn);
+		} else {
+			conn->state = MROCE_CONN_FAILED;
+			mroce_count(conn->mdev, CONN_FAILED);
+			mroce_rc_kick_waiters(conn, &q);
+		}
+	} else if (conn->state == MROCE_CONN_ESTABLISHED) {
+		mroce_path_timeout(conn, &q);
+		mroce_rc_kick_waiters(conn, &q);
+	}
+	spin_unlock_bh(&conn->lock);
+	mroce_conn_xmit_list(conn, &q);
+}
+
+static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
+					 const union ib_gid *local,
+					 const union ib_gid *peer)
+{
+	struct mroce_conn *conn;
+	u32 cid;
+	int err;
+
+	conn = kvzalloc(sizeof(*conn), GFP_ATOMIC);
+	if (!conn)
+		return NULL;
+	conn->mdev = mdev;
+	spin_lock_init(&conn->lock);
+	refcount_set(&conn->ref, 1);
+	conn->local = *local;
+	conn->peer = *peer;
+	conn->css_shift = mroce_mtu_shift(READ_ONCE(mdev->active_mtu));
+	timer_setup(&conn->timer, mroce_conn_timer, 0);
+	xa_init(&conn->trackers);
+	INIT_LIST_HEAD(&conn->wait_qps);
+	do {
+		get_random_bytes(&conn->local_token, sizeof(conn->local_token));
+	} while (!conn->local_token);
+
+	conn->path.id = 0;
+	conn->path.sport = htons(0xc000 | (get_random_u32() & 0x3fff));
+	conn->path.next_psn = get_random_u32();
+	conn->path.plw = conn->path.next_psn;
+	conn->path.cwnd = MROCE_INIT_CWND;
+	conn->path.rto_us = MROCE_RTO_INIT_US;
+
+	/* Random CIDs, never 0 or ~0, unique on the device (spec 6.1.2). */
+	do {
+		cid = get_random_u32();
+		if (!cid || cid == U32_MAX)
+			continue;
+		err = xa_insert(&mdev->conn_xa, cid, conn, GFP_ATOMIC);
+	} while (err == -EBUSY || !cid || cid == U32_MAX);
+	if (err) {
+		kvfree(conn);
+		return NULL;
+	}
+	conn->local_cid = cid;
+	list_add_rcu(&conn->list, &mdev->conns);
+	mroce_count(mdev, CONN_ACTIVE);
+	return conn;
+}
+
+/* The connection of mdev to peer from local, or NULL.  conns_lock held. */
+static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
+					  const union ib_gid *local,
+					  const union ib_gid *peer)
+{
+	struct mroce_conn *conn;
+
+	list_for_each_entry(conn, &mdev->conns, list)
+		if (conn->state != MROCE_CONN_FAILED &&
+		    !memcmp(&conn->peer, peer, sizeof(*peer)) &&
+		    !memcmp(&conn->local, local, sizeof(*local)))
+			return conn;
+	return NULL;
+}
+
+/*
+ * Attach an RC QP (now in RTR) to the connection to its peer, creating and
+ * starting one if there is none, and set up its stream (spec 6.5.2).
+ */
+int mroce_conn_attach(struct mroce_qp *qp)
+{
+	struct mroce_dev *mdev = to_mdev(qp->ibqp.device);
+	struct mroce_stream *st = &qp->stream;
+	struct mroce_conn *conn;
+	struct sk_buff_head q;
+	bool created = false;
+
+	if (st->conn)
+		return 0;
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&mdev->conns_lock);
+	conn = mroce_conn_find(mdev, &qp->av.sgid, &qp->av.dgid);
+	if (!conn) {
+		conn = mroce_conn_new(mdev, &qp->av.sgid, &qp->av.dgid);
+		created = true;
+	}
+	if (!conn) {
+		spin_unlock_bh(&mdev->conns_lock);
+		return -ENOMEM;
+	}
+	spin_lock(&conn->lock);
+	if (created) {
+		conn->initiator = true;
+		conn->state = MROCE_CONN_CONNECTING;
+		mroce_build_connect(conn, MROCE_T_CONNECT, &q);
+		mroce_conn_arm_timer(conn);
+	}
+	conn->streams++;
+	mroce_count(mdev, STREAMS_ACTIVE);
+	st->conn = conn;
+	INIT_LIST_HEAD(&st->wait_entry);
+	mroce_rc_stream_reset(qp);
+	spin_unlock(&conn->lock);
+	spin_unlock_bh(&mdev->conns_lock);
+	mroce_conn_xmit_list(conn, &q);
+	return 0;
+}
+
+/* Detach an RC QP: nothing of the transport refers to it afterwards. */
+void mroce_conn_detach(struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+	struct mroce_conn *conn = st->conn;
+
+	if (!conn)
+		return;
+	spin_lock_bh(&conn->lock);
+	list_del_init(&st->wait_entry);
+	mroce_path_drop_qp(conn, qp);
+	mroce_trackers_drop_qp(conn, qp->ibqp.qp_num);
+	conn->streams--;
+	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_STREAMS_ACTIVE]);
+	st->conn = NULL;
+	spin_unlock_bh(&conn->lock);
+}
+
+static void mroce_conn_free(struct mroce_conn *conn)
+{
+	unsigned long idx;
+	void *t;
+
+	timer_shutdown_sync(&conn->timer);
+	xa_for_each(&conn->trackers, idx, t)
+		kfree(t);
+	xa_destroy(&conn->trackers);
+	kvfree(conn);
+}
+
+/*
+ * Device removal: every QP is gone, and no receive or timer can run for
+ * the device any more but the connection timers, stopped here.
+ */
+void mroce_conns_destroy(struct mroce_dev *mdev)
+{
+	struct mroce_conn *conn, *tmp;
+
+	list_for_each_entry_safe(conn, tmp, &mdev->conns, list) {
+		list_del(&conn->list);
+		xa_erase(&mdev->conn_xa, conn->local_cid);
+		this_cpu_dec(mdev->stats->c[MROCE_CNT_CONN_ACTIVE]);
+		mroce_conn_free(conn);
+	}
+}
+
+/* Check a CX and take the peer's identity from it (spec 6.3). */
+static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
+	u8 maxsh = cx->maxsh_rsvd >> 4;
+
+	if ((cx->vmin_vmax >> 4) > MROCE_VERSION ||
+	    (cx->vmin_vmax & 0xf) < MROCE_VERSION || maxsh > 4 ||
+	    cx->seg_win_shift < 6 || cx->seg_win_shift > 16 || !cx->token)
+		return -EINVAL;
+	conn->peer_cid = ntohl(bth->scid);
+	conn->peer_token = be64_to_cpu(cx->token);
+	conn->peer_epoch = be64_to_cpu(cx->epoch);
+	conn->css_shift = min(conn->css_shift, maxsh);
+	return 0;
+}
+
+static bool mroce_cx_len_ok(const struct mroce_bth *bth)
+{
+	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
+
+	if (bth->hdr_len * 4 < sizeof(*bth) + sizeof(*cx))
+		return false;
+	return cx->num_addrs >= 1 && cx->num_addrs <= 8 && !bth->payload_len &&
+	       bth->hdr_len * 4 == sizeof(*bth) + sizeof(*cx) + 16 * cx->num_addrs;
+}
+
+/* A CONNECT from peer (spec 6.3.2, 6.3.6). */
+static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
+			     const union ib_gid *local,
+			     const union ib_gid *peer)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	struct mroce_conn *conn;
+	struct sk_buff_head q;
+
+	if (!mroce_cx_len_ok(bth) || bth->dcid || !bth->scid) {
+		mroce_count(mdev, DROP_BAD_HEADER);
+		return;
+	}
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&mdev->conns_lock);
+	conn = mroce_conn_find(mdev, local, peer);
+	if (!conn)
+		conn = mroce_conn_new(mdev, local, peer);
+	if (!conn) {
+		spin_unlock_bh(&mdev->conns_lock);
+		mroce_count(mdev, CONN_REJECTED);
+		return;
+	}
+	spin_lock(&conn->lock);
+	if (conn->state == MROCE_CONN_ESTABLISHED &&
+	    conn->peer_cid == ntohl(bth->scid)) {
+		/* A resent CONNECT: answer it again, create nothing. */
+		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
+	} else if (!mroce_conn_take_cx(conn, skb)) {
+		/* New, or simultaneous open: both handshakes merge. */
+		if (conn->state != MROCE_CONN_ESTABLISHED)
+			mroce_count(mdev, CONN_ESTABLISHED);
+		conn->state = MROCE_CONN_ESTABLISHED;
+		memset(&conn->rxpath, 0, sizeof(conn->rxpath));
+		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
+		mroce_rc_kick_waiters(conn, &q);
+	} else {
+		mroce_count(mdev, DROP_BAD_HEADER);
+	}
+	spin_unlock(&conn->lock);
+	spin_unlock_bh(&mdev->conns_lock);
+	if (!skb_queue_empty(&q))
+		mroce_reply_to(skb_peek(&q), skb);
+	mroce_conn_xmit_list(conn, &q);
+}
+
+/* A CONNECT_ACK for our CONNECT (spec 6.3.1). */
+static void mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
+				 struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+
+	if (!mroce_cx_len_ok(bth)) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	if (conn->state == MROCE_CONN_ESTABLISHED) {
+		if (conn->peer_cid != ntohl(bth->scid))
+			mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	if (conn->state != MROCE_CONN_CONNECTING ||
+	    mroce_conn_take_cx(conn, skb)) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	conn->state = MROCE_CONN_ESTABLISHED;
+	memset(&conn->rxpath, 0, sizeof(conn->rxpath));
+	mroce_count(conn->mdev, CONN_ESTABLISHED);
+	mroce_conn_arm_timer(conn);
+	mroce_rc_kick_waiters(conn, q);
+}
+
+static bool mroce_is_sequenced(u8 type)
+{
+	return type >= MROCE_T_SEND && type <= MROCE_T_STREAM_CLOSE;
+}
+
+/* The RC QP a stream packet of conn is for, referenced, or NULL. */
+static struct mroce_qp *mroce_stream_qp(struct mroce_conn *conn,
+					const struct mroce_sx *sx)
+{
+	u32 dqpn = ntohl(sx->segsh_dqpn) & MROCE_QPN_MASK;
+	u32 sqpn = ntohl(sx->sqpn) & MROCE_QPN_MASK;
+	struct mroce_qp *qp;
+
+	qp = mroce_qp_get(conn->mdev, dqpn);
+	if (!qp)
+		return NULL;
+	if (qp->ibqp.qp_type != IB_QPT_RC || qp->stream.conn != conn ||
+	    qp->attr.dest_qp_num != sqpn) {
+		mroce_qp_put(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/* The stream header rules of spec 5.5.1 and 5.7, before any state changes. */
+static bool mroce_seq_hdr_ok(struct mroce_conn *conn,
+			     const struct mroce_bth *bth)
+{
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	u32 plen = ntohs(bth->payload_len), off = ntohl(sx->offset);
+	u32 len = ntohl(sx->msg_len);
+	u8 shift = ntohl(sx->segsh_dqpn) >> 28;
+	bool last = ntohs(bth->flags) & MROCE_F_LAST;
+	u32 seg = 256U << shift;
+
+	if (bth->hdr_len * 4 != sizeof(*bth) + mroce_ext_len(bth->type) ||
+	    bth->path_id || shift > conn->css_shift || len > 0x80000000U)
+		return false;
+	switch (bth->type) {
+	case MROCE_T_READ_REQ:
+		return !plen && !off && last;
+	case MROCE_T_ATOMIC_CS:
+	case MROCE_T_ATOMIC_FA:
+	case MROCE_T_ATOMIC_RESP:
+		return !plen && !off && last && len == 8;
+	case MROCE_T_STREAM_CLOSE:
+		return false;	/* not in this first cut */
+	default:
+		break;
+	}
+	/* Segments of SEND*, WRITE*, READ_RESP. */
+	if (off & (seg - 1) || plen > seg || (u64)off + plen > len)
+		return false;
+	if (last != (off + plen == len))
+		return false;
+	return last || plen == seg;
+}
+
+/* A sequenced packet of an established connection (spec 7.3, 10, 11). */
+static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
+			       struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	struct mroce_qp *qp = NULL;
+	int class;
+
+	if (!mroce_seq_hdr_ok(conn, bth)) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	class = mroce_rxpath_accept(conn, skb);
+	if (class < 0)
+		return;		/* out of window: dropped and counted */
+	if (class == 0) {
+		/* Already processed: acknowledge again, do nothing else. */
+		mroce_count(conn->mdev, PATH_DUPLICATES);
+		mroce_send_ack(conn, skb, NULL, q);
+		return;
+	}
+	qp = mroce_stream_qp(conn, sx);
+	if (!qp) {
+		mroce_count(conn->mdev, DROP_NO_STREAM);
+		mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0, q);
+	} else if (bth->type == MROCE_T_READ_RESP ||
+		   bth->type == MROCE_T_ATOMIC_RESP) {
+		mroce_rc_rx_response(conn, qp, skb);
+	} else {
+		mroce_rc_rx_request(conn, qp, skb, q);
+	}
+	mroce_count(conn->mdev, RX_DATA_PACKETS);
+	mroce_send_ack(conn, skb, qp, q);
+	if (qp)
+		mroce_qp_put(qp);
+}
+
+/*
+ * A packet for the connection layer: demultiplex by DCID and check the
+ * token (spec 6.3.5), then dispatch.  Softirq; the framing was checked.
+ */
+void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	union ib_gid local, peer;
+	struct mroce_conn *conn;
+	struct sk_buff_head q;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)local.raw);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
+				       (struct in6_addr *)peer.raw);
+	} else {
+		memcpy(local.raw, &ipv6_hdr(skb)->daddr, 16);
+		memcpy(peer.raw, &ipv6_hdr(skb)->saddr, 16);
+	}
+	if (ntohs(bth->flags) & MROCE_F_MAC) {
+		mroce_count(mdev, DROP_AUTH);	/* no authentication mode yet */
+		return;
+	}
+	if (bth->type == MROCE_T_CONNECT) {
+		mroce_count(mdev, RX_PACKETS);
+		mroce_rx_connect(mdev, skb, &local, &peer);
+		return;
+	}
+
+	rcu_read_lock();
+	conn = bth->dcid ? xa_load(&mdev->conn_xa, ntohl(bth->dcid)) : NULL;
+	if (!conn) {
+		rcu_read_unlock();
+		mroce_count(mdev, DROP_NO_CONN);
+		return;
+	}
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&conn->lock);
+	if (be64_to_cpu(bth->token) != conn->local_token ||
+	    (conn->state == MROCE_CONN_ESTABLISHED &&
+	     ntohl(bth->scid) != conn->peer_cid)) {
+		mroce_count(mdev, DROP_BAD_TOKEN);
+		goto unlock;
+	}
+	mroce_count(mdev, RX_PACKETS);
+	mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
+	if (bth->type == MROCE_T_CONNECT_ACK) {
+		mroce_rx_connect_ack(conn, skb, &q);
+	} else if (conn->state != MROCE_CONN_ESTABLISHED) {
+		mroce_count(mdev, DROP_NO_CONN);
+	} else if (mroce_is_sequenced(bth->type)) {
+		mroce_rx_sequenced(conn, skb, &q);
+	} else if (bth->type == MROCE_T_ACK) {
+		mroce_path_rx_ack(conn, skb, &q);
+	} else if (bth->type == MROCE_T_NAK) {
+		if (bth->hdr_len * 4 == sizeof(*bth) + sizeof(struct mroce_nkx))
+			mroce_rc_rx_nak(conn, (void *)(bth + 1));
+		else
+			mroce_count(mdev, DROP_BAD_HEADER);
+		mroce_rc_kick_waiters(conn, &q);
+	} else {
+		/* PROBE, SYNC, CLOSE, RESET: not in this first cut. */
+		mroce_count(mdev, DROP_BAD_HEADER);
+	}
+unlock:
+	spin_unlock_bh(&conn->lock);
+	rcu_read_unlock();
+	mroce_conn_xmit_list(conn, &q);
+}

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The requester side of a stream (spec 10, 11.3): RC work requests get a
+ * Stream Sequence Number, are cut into self-describing segments and sent on
+ * the connection's path; they complete, in order, when the responder's
+ * Completed SSN covers them (SEND, WRITE) or their response is in (READ,
+ * ATOMIC).
+ */
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+
+#include "transport.h"
+#include "verbs.h"
+
+static struct mroce_send_wqe *mroce_shadow(struct mroce_qp *qp, u32 idx)
+{
+	return &qp->sq.shadow[idx & qp->sq.ring.mask];
+}
+
+static bool mroce_wqe_consumes_recv(enum ib_wr_opcode op)
+{
+	return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+	       op == IB_WR_SEND_WITH_INV || op == IB_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static bool mroce_wqe_has_response(enum ib_wr_opcode op)
+{
+	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static u8 mroce_wqe_type(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_SEND_WITH_IMM:
+		return MROCE_T_SEND_IMM;
+	case IB_WR_SEND_WITH_INV:
+		return MROCE_T_SEND_INV;
+	case IB_WR_RDMA_WRITE:
+		return MROCE_T_WRITE;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return MROCE_T_WRITE_IMM;
+	case IB_WR_RDMA_READ:
+		return MROCE_T_READ_REQ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return MROCE_T_ATOMIC_CS;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return MROCE_T_ATOMIC_FA;
+	default:
+		return MROCE_T_SEND;
+	}
+}
+
+/* A QP moved to RTR (attach) or RTS: (re)start both halves of its stream. */
+void mroce_rc_stream_reset(struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	st->next_ssn = qp->attr.sq_psn;
+	st->peer_completed = qp->attr.sq_psn - 1;
+	st->next_msn = 0;
+	st->send_idx = qp->sq.fetch;
+	st->send_off = 0;
+	st->rnr_until = jiffies;
+	st->rnr_ssn = st->next_ssn - 1;
+	st->rnr_left = qp->attr.rnr_retry;
+	st->retry_left = qp->attr.retry_cnt;
+	st->completed_ssn = qp->attr.rq_psn - 1;
+	st->rnr_nak_ssn = st->completed_ssn;
+	st->rnr_nak_until = jiffies;
+	st->recv_msn = 0;
+	memset(st->atomic_ssn, 0, sizeof(st->atomic_ssn));
+	memset(st->atomic_orig, 0, sizeof(st->atomic_orig));
+}
+
+static void mroce_wait(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	if (list_empty(&qp->stream.wait_entry))
+		list_add_tail(&qp->stream.wait_entry, &conn->wait_qps);
+}
+
+/* Complete, in order, every WQE that is done (spec 11.3). */
+static void mroce_rc_complete_ready(struct mroce_conn *conn,
+				    struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+	struct mroce_wq *sq = &qp->sq;
+	struct mroce_send_wqe *wqe;
+	enum ib_wc_status status;
+	bool done;
+
+	/* In the error state the send worker flushes what is left. */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		return;
+	while (sq->ring.cons != st->send_idx) {
+		wqe = mroce_shadow(qp, sq->ring.cons);
+		status = wqe->status != IB_WC_SUCCESS ? wqe->status :
+							wqe->rc_status;
+		if (status != IB_WC_SUCCESS) {
+			mroce_sq_complete(qp, wqe, status);
+			mroce_qp_to_error(qp);
+			return;
+		}
+		if (mroce_wqe_has_response(wqe->opcode))
+			done = wqe->resp_done;
+		else
+			done = mroce_seq_diff(wqe->ssn, st->peer_completed) <= 0;
+		if (!done)
+			return;
+		bitmap_free(wqe->resp_segs);
+		wqe->resp_segs = NULL;
+		mroce_sq_complete(qp, wqe, IB_WC_SUCCESS);
+	}
+}
+
+/*
+ * The WQE with SSN ssn among those taken into the stream and not completed
+ * (whether or not all their packets went out yet), or NULL.
+ */
+static struct mroce_send_wqe *mroce_find_ssn(struct mroce_qp *qp, u32 ssn)
+{
+	u32 idx;
+
+	for (idx = qp->sq.ring.cons; idx != qp->sq.fetch; idx++)
+		if (mroce_shadow(qp, idx)->ssn == ssn)
+			return mroce_shadow(qp, idx);
+	return NULL;
+}
+
+void mroce_rc_fail(struct mroce_conn *conn, struct mroce_qp *qp, u32 ssn,
+		   enum ib_wc_status status)
+{
+	struct mroce_send_wqe *wqe = mroce_find_ssn(qp, ssn);
+
+	if (!wqe)
+		return;		/* a responder's packet, or already done */
+	if (wqe->rc_status == IB_WC_SUCCESS)
+		wqe->rc_status = status;
+	mroce_rc_complete_ready(conn, qp);
+}
+
+/* Is the content of rec still wanted (not completed meanwhile)? */
+bool mroce_rc_still_needed(struct mroce_conn *conn,
+			   const struct mroce_txrec *rec)
+{
+	struct mroce_qp *qp = rec->qp;
+	struct mroce_send_wqe *wqe;
+
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		return false;
+	if (rec->type == MROCE_T_READ_RESP || rec->type == MROCE_T_ATOMIC_RESP)
+		return true;
+	if (mroce_seq_diff(rec->ssn, qp->stream.peer_completed) <= 0)
+		return false;
+	wqe = mroce_shadow(qp, rec->wqe_idx);
+	return wqe->ssn == rec->ssn && !wqe->resp_done;
+}
+
+/* Payload bytes of rec, read now from their source. */
+int mroce_rc_build_payload(struct mroce_conn *conn,
+			   const struct mroce_txrec *rec, void *buf)
+{
+	struct mroce_qp *qp = rec->qp;
+	struct mroce_send_wqe *wqe;
+
+	if (rec->type == MROCE_T_READ_RESP)
+		return mroce_rkey_copy(qp, rec->src_rkey,
+				       rec->src_va + rec->offset, buf,
+				       rec->plen, IB_ACCESS_REMOTE_READ, false) ?
+		       -EACCES : 0;
+	wqe = mroce_shadow(qp, rec->wqe_idx);
+	if (wqe->ssn != rec->ssn)
+		return -ESTALE;
+	if (wqe->send_flags & IB_SEND_INLINE) {
+		memcpy(buf, (u8 *)wqe->sge + rec->offset, rec->plen);
+		return 0;
+	}
+	return mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, rec->offset, buf,
+			      rec->plen, false);
+}
+
+static u8 mroce_seg_shift(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	u8 shift = conn->css_shift;
+
+	/* path_mtu: IB_MTU_256 (1) is segment shift 0. */
+	if (qp->attr.path_mtu)
+		shift = min_t(u8, shift, qp->attr.path_mtu - 1);
+	return shift;
+}
+
+/* Take the next posted WQE into the stream: SSN, MSN, local checks. */
+static struct mroce_send_wqe *mroce_rc_fetch(struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+	struct mroce_send_wqe *wqe = mroce_sq_fetch(qp);
+	int access;
+
+	if (!wqe)
+		return NULL;
+	wqe->ssn = st->next_ssn++;
+	wqe->msn = mroce_wqe_consumes_recv(wqe->opcode) ? st->next_msn++ : 0;
+	wqe->resp_bytes = 0;
+	wqe->resp_done = false;
+	wqe->resp_segs = NULL;
+	wqe->rc_status = IB_WC_SUCCESS;
+	if (wqe->status != IB_WC_SUCCESS)
+		return wqe;
+	if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		if (wqe->length < 8)
+			wqe->status = IB_WC_LOC_LEN_ERR;
+		wqe->length = 8;
+	}
+	if (wqe->send_flags & IB_SEND_INLINE)
+		return wqe;
+	access = mroce_wqe_has_response(wqe->opcode) ? IB_ACCESS_LOCAL_WRITE : 0;
+	if (wqe->status == IB_WC_SUCCESS &&
+	    mroce_check_sgl(qp, wqe->sge, wqe->num_sge, wqe->length, access))
+		wqe->status = IB_WC_LOC_PROT_ERR;
+	return wqe;
+}
+
+static bool mroce_fenced(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
+{
+	u32 idx;
+
+	if (!(wqe->send_flags & IB_SEND_FENCE))
+		return false;
+	for (idx = qp->sq.ring.cons; idx != qp->stream.send_idx; idx++) {
+		struct mroce_send_wqe *w = mroce_shadow(qp, idx);
+
+		if (mroce_wqe_has_response(w->opcode) && !w->resp_done)
+			return true;
+	}
+	return false;
+}
+
+/* Send what the window allows of qp's posted work.  conn->lock held. */
+static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
+			  struct sk_buff_head *q)
+{
+	struct mroce_stream *st = &qp->stream;
+	struct mroce_send_wqe *wqe;
+	struct mroce_txrec rec;
+	u32 seg;
+
+	while (READ_ONCE(qp->state) == IB_QPS_RTS) {
+		if (time_before(jiffies, st->rnr_until)) {
+			mroce_wait(conn, qp);
+			if (!timer_pending(&conn->timer))
+				mod_timer(&conn->timer, st->rnr_until + 1);
+			return;
+		}
+		if (st->send_idx == qp->sq.fetch && !mroce_rc_fetch(qp)) {
+			if (mroce_sq_idle(qp))
+				return;	/* the next post rings the doorbell */
+			continue;
+		}
+		wqe = mroce_shadow(qp, st->send_idx);
+		if (wqe->status != IB_WC_SUCCESS) {
+			st->send_idx++;
+			st->send_off = 0;
+			mroce_rc_complete_ready(conn, qp);
+			continue;
+		}
+		if (!st->send_off && mroce_fenced(qp, wqe))
+			return;		/* the response completion kicks us */
+
+		memset(&rec, 0, sizeof(rec));
+		rec.qp = qp;
+		rec.type = mroce_wqe_type(wqe->opcode);
+		rec.segshift = mroce_seg_shift(conn, qp);
+		rec.dqpn = qp->attr.dest_qp_num;
+		rec.ssn = wqe->ssn;
+		rec.msn = wqe->msn;
+		rec.msg_len = wqe->length;
+		rec.va = wqe->remote_addr;
+		rec.rkey = wqe->rkey;
+		rec.imm = wqe->imm_data;
+		rec.inv_rkey = wqe->invalidate_rkey;
+		rec.swap_add = wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			       wqe->swap : wqe->compare_add;
+		rec.compare = wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			      wqe->compare_add : 0;
+		rec.wqe_idx = st->send_idx;
+		if ((wqe->send_flags & IB_SEND_SOLICITED) &&
+		    (mroce_wqe_consumes_recv(wqe->opcode)))
+			rec.flags |= MROCE_F_SE;
+		seg = 256U << rec.segshift;
+
+		do {
+			if (!mroce_path_has_room(conn)) {
+				mroce_wait(conn, qp);
+				return;
+			}
+			rec.offset = st->send_off;
+			rec.flags &= ~MROCE_F_LAST;
+			if (mroce_wqe_has_response(wqe->opcode)) {
+				rec.plen = 0;
+				rec.offset = 0;
+				st->send_off = wqe->length;
+			} else {
+				rec.plen = min(seg, wqe->length - st->send_off);
+				st->send_off += rec.plen;
+			}
+			if (st->send_off >= wqe->length)
+				rec.flags |= MROCE_F_LAST;
+			mroce_path_send(conn, &rec, q);
+		} while (st->send_off < wqe->length);
+		st->send_idx++;
+		st->send_off = 0;
+	}
+}
+
+/* Run the streams waiting for the connection, window room or a timer. */
+void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	struct mroce_stream *st, *tmp;
+	struct mroce_qp *qp;
+	LIST_HEAD(run);
+
+	list_splice_init(&conn->wait_qps, &run);
+	list_for_each_entry_safe(st, tmp, &run, wait_entry) {
+		list_del_init(&st->wait_entry);
+		qp = container_of(st, struct mroce_qp, stream);
+		if (conn->state == MROCE_CONN_FAILED) {
+			mroce_rc_fail_all(conn, qp);
+			continue;
+		}
+		mroce_rc_resp_resume(conn, qp, q);
+		mroce_rc_push(conn, qp, q);
+	}
+}
+
+/* The send worker's RC step: push the QP's posted work. */
+void mroce_rc_send(struct mroce_qp *qp)
+{
+	struct mroce_conn *conn = qp->stream.conn;
+	struct sk_buff_head q;
+
+	if (!conn)
+		return;
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&conn->lock);
+	if (conn->state == MROCE_CONN_ESTABLISHED)
+		mroce_rc_push(conn, qp, &q);
+	else if (conn->state == MROCE_CONN_FAILED)
+		mroce_rc_fail_all(conn, qp);
+	else
+		mroce_wait(conn, qp);
+	spin_unlock_bh(&conn->lock);
+	mroce_conn_xmit_list(conn, &q);
+}
+
+/* The connection failed: every outstanding request fails (spec 6.8). */
+void mroce_rc_fail_all(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	if (qp->sq.ring.cons == st->send_idx && !mroce_rc_fetch(qp))
+		return;
+	if (qp->sq.ring.cons == st->send_idx)
+		st->send_idx++;
+	mroce_rc_fail(conn, qp, mroce_shadow(qp, qp->sq.ring.cons)->ssn,
+		      IB_WC_RETRY_EXC_ERR);
+}
+
+/* A Stream Record from the responder (spec 8, 11.3). */
+void mroce_rc_rx_sr(struct mroce_conn *conn, const struct mroce_sr *sr)
+{
+	u32 qpn = ntohl(sr->flags_req_qpn) & MROCE_QPN_MASK;
+	u32 completed = ntohl(sr->completed_ssn);
+	struct mroce_stream *st;
+	struct mroce_qp *qp;
+
+	qp = mroce_qp_get(conn->mdev, qpn);
+	if (!qp)
+		return;
+	st = &qp->stream;
+	if (qp->ibqp.qp_type == IB_QPT_RC && st->conn == conn &&
+	    qp->attr.dest_qp_num == (ntohl(sr->resp_qpn) & MROCE_QPN_MASK) &&
+	    mroce_seq_diff(completed, st->peer_completed) > 0 &&
+	    mroce_seq_diff(completed, st->next_ssn - 1) <= 0) {
+		st->peer_completed = completed;
+		st->rnr_left = qp->attr.rnr_retry;
+		mroce_rc_complete_ready(conn, qp);
+	}
+	mroce_qp_put(qp);
+}
+
+static enum ib_wc_status mroce_nak_status(u8 code)
+{
+	switch (code) {
+	case MROCE_NAK_REMOTE_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	case MROCE_NAK_INVALID_REQ:
+	case MROCE_NAK_LENGTH:
+		return IB_WC_REM_INV_REQ_ERR;
+	case MROCE_NAK_REMOTE_OP:
+		return IB_WC_REM_OP_ERR;
+	default:
+		return IB_WC_RETRY_EXC_ERR;
+	}
+}
+
+/* A NAK for one of our requests (spec 13). */
+void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
+{
+	u32 qpn = ntohl(nkx->code_req_qpn) & MROCE_QPN_MASK;
+	u8 code = ntohl(nkx->code_req_qpn) >> 24;
+	u32 ssn = ntohl(nkx->ssn);
+	struct mroce_send_wqe *wqe;
+	struct mroce_stream *st;
+	struct mroce_qp *qp;
+	u32 idx;
+
+	qp = mroce_qp_get(conn->mdev, qpn);
+	if (!qp)
+		return;
+	st = &qp->stream;
+	if (qp->ibqp.qp_type != IB_QPT_RC || st->conn != conn ||
+	    qp->attr.dest_qp_num != (ntohl(nkx->detail_resp_qpn) & MROCE_QPN_MASK))
+		goto out;
+	wqe = mroce_find_ssn(qp, ssn);
+	if (!wqe)
+		goto out;
+	if (code == MROCE_NAK_RNR || code == MROCE_NAK_NOT_READY) {
+		mroce_count(conn->mdev, NAK_RNR_RCVD);
+		/* Already waiting for this message: ignore (MRC-PLC-038). */
+		if (ssn == st->rnr_ssn && time_before(jiffies, st->rnr_until))
+			goto out;
+		if (qp->attr.rnr_retry != 7 && !st->rnr_left--) {
+			mroce_count(conn->mdev, RNR_RETRY_EXCEEDED);
+			mroce_rc_fail(conn, qp, ssn, IB_WC_RNR_RETRY_EXC_ERR);
+			goto out;
+		}
+		mroce_count(conn->mdev, RNR_RETRIES);
+		/* Start again from that message after the wait (spec 10.7). */
+		idx = wqe - qp->sq.shadow;
+		st->send_idx = qp->sq.ring.cons +
+			       ((idx - qp->sq.ring.cons) & qp->sq.ring.mask);
+		st->send_off = 0;
+		st->rnr_ssn = ssn;
+		st->rnr_until = jiffies +
+				usecs_to_jiffies(min(ntohl(nkx->param), 1000000U));
+		mroce_wait(conn, qp);
+		goto out;
+	}
+	switch (code) {
+	case MROCE_NAK_REMOTE_ACCESS:
+		mroce_count(conn->mdev, NAK_ACCESS_RCVD);
+		break;
+	case MROCE_NAK_INVALID_REQ:
+		mroce_count(conn->mdev, NAK_INV_REQ_RCVD);
+		break;
+	default:
+		mroce_count(conn->mdev, NAK_OP_ERR_RCVD);
+		break;
+	}
+	mroce_rc_fail(conn, qp, ssn, mroce_nak_status(code));
+out:
+	mroce_qp_put(qp);
+}
+
+/* A READ_RESP or ATOMIC_RESP for one of our requests (spec 10.4, 10.5). */
+void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
+			  struct sk_buff *skb)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	u32 plen = ntohs(bth->payload_len), off = ntohl(sx->offset);
+	u8 shift = ntohl(sx->segsh_dqpn) >> 28;
+	struct mroce_send_wqe *wqe;
+	u32 nseg, seg;
+	u64 orig;
+
+	wqe = mroce_find_ssn(qp, ntohl(sx->ssn));
+	if (!wqe || wqe->resp_done || wqe->rc_status != IB_WC_SUCCESS) {
+		mroce_count(conn->mdev, DUPLICATES);
+		return;
+	}
+	if (bth->type == MROCE_T_ATOMIC_RESP) {
+		if (wqe->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
+		    wqe->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
+			return;
+		orig = be64_to_cpup((const __be64 *)(sx + 1));
+		if (mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, 0, &orig, 8, true))
+			wqe->rc_status = IB_WC_LOC_PROT_ERR;
+		wqe->resp_done = true;
+		mroce_rc_complete_ready(conn, qp);
+		return;
+	}
+	if (wqe->opcode != IB_WR_RDMA_READ ||
+	    ntohl(sx->msg_len) != wqe->length || off + plen > wqe->length) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	nseg = max(1U, DIV_ROUND_UP(wqe->length, 256U << shift));
+	seg = off >> (8 + shift);
+	if (!wqe->resp_segs) {
+		wqe->resp_segs = bitmap_zalloc(nseg, GFP_ATOMIC);
+		if (!wqe->resp_segs)
+			return;		/* not placed: the response is resent */
+	}
+	if (seg >= nseg || test_bit(seg, wqe->resp_segs)) {
+		mroce_count(conn->mdev, DUPLICATES);
+		return;
+	}
+	if (plen && mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, off,
+				   (void *)bth + bth->hdr_len * 4, plen, true)) {
+		wqe->rc_status = IB_WC_LOC_PROT_ERR;
+		wqe->resp_done = true;
+	} else {
+		set_bit(seg, wqe->resp_segs);
+		wqe->resp_bytes += plen;
+		if (wqe->resp_bytes == wqe->length)
+			wqe->resp_done = true;
+	}
+	mroce_rc_complete_ready(conn, qp);
+	if (wqe->resp_done)
+		mroce_wait(conn, qp);	/* a fenced WQE may now go */
+}

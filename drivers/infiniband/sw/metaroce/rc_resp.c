@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The responder side of a stream (spec 10, 11.1, 11.2): every request
+ * packet is checked against its whole message, placed where it says, and
+ * counted in the message's tracker; messages complete in SSN order, and
+ * READ and ATOMIC run once every earlier message is complete.
+ */
+#include <linux/slab.h>
+
+#include "transport.h"
+#include "verbs.h"
+
+static unsigned long mroce_tkey(u32 qpn, u32 ssn)
+{
+	return (unsigned long)qpn << 32 | ssn;
+}
+
+static bool mroce_is_recv_type(u8 type)
+{
+	return type == MROCE_T_SEND || type == MROCE_T_SEND_IMM ||
+	       type == MROCE_T_SEND_INV || type == MROCE_T_WRITE_IMM;
+}
+
+static u32 mroce_rq_posted(struct mroce_qp *qp)
+{
+	return mroce_ring_produced(&qp->rq.ring, qp->rq.ring.cons);
+}
+
+void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	sr->flags_req_qpn = htonl(MROCE_SRF_CREDIT << 24 | qp->attr.dest_qp_num);
+	sr->resp_qpn = htonl(qp->ibqp.qp_num);
+	sr->completed_ssn = htonl(st->completed_ssn);
+	sr->msn_limit = htonl(st->recv_msn + mroce_rq_posted(qp) - 1);
+}
+
+/* NAK the request in (spec 13). */
+void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
+		    u8 code, u8 detail, u32 param, struct sk_buff_head *q)
+{
+	const struct mroce_bth *ib = (const struct mroce_bth *)in->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(ib + 1);
+	struct mroce_nkx *nkx;
+	struct mroce_bth *bth;
+	struct sk_buff *skb;
+
+	skb = mroce_conn_alloc_pkt(conn, MROCE_T_NAK, sizeof(*nkx), 0);
+	if (!skb)
+		return;
+	bth = (struct mroce_bth *)skb->data;
+	bth->psn = htonl(conn->ack_seq++);
+	bth->path_id = ib->path_id;
+	nkx = (struct mroce_nkx *)(bth + 1);
+	nkx->code_req_qpn = htonl((u32)code << 24 |
+				  (ntohl(sx->sqpn) & MROCE_QPN_MASK));
+	nkx->detail_resp_qpn = htonl((u32)detail << 24 |
+				     (ntohl(sx->segsh_dqpn) & MROCE_QPN_MASK));
+	nkx->ssn = sx->ssn;
+	nkx->msn = sx->msn;
+	nkx->param = htonl(param);
+	mroce_reply_to(skb, in);
+	__skb_queue_tail(q, skb);
+	switch (code) {
+	case MROCE_NAK_RNR:
+		mroce_count(conn->mdev, NAK_RNR_SENT);
+		break;
+	case MROCE_NAK_REMOTE_ACCESS:
+		mroce_count(conn->mdev, NAK_ACCESS_SENT);
+		break;
+	case MROCE_NAK_INVALID_REQ:
+		mroce_count(conn->mdev, NAK_INV_REQ_SENT);
+		break;
+	case MROCE_NAK_LENGTH:
+		mroce_count(conn->mdev, NAK_LENGTH_SENT);
+		break;
+	case MROCE_NAK_SEQUENCE:
+		mroce_count(conn->mdev, NAK_SEQ_SENT);
+		break;
+	case MROCE_NAK_STREAM_CLOSED:
+		mroce_count(conn->mdev, NAK_CLOSED_SENT);
+		break;
+	default:
+		mroce_count(conn->mdev, NAK_OP_ERR_SENT);
+		break;
+	}
+}
+
+static void mroce_tracker_free(struct mroce_conn *conn, u32 qpn,
+			       struct mroce_tracker *t)
+{
+	xa_erase(&conn->trackers, mroce_tkey(qpn, t->ssn));
+	conn->ntrackers--;
+	kfree(t);
+}
+
+void mroce_trackers_drop_qp(struct mroce_conn *conn, u32 qpn)
+{
+	struct mroce_tracker *t;
+	unsigned long idx;
+
+	xa_for_each_range(&conn->trackers, idx, t, mroce_tkey(qpn, 0),
+			  mroce_tkey(qpn, U32_MAX))
+		mroce_tracker_free(conn, qpn, t);
+}
+
+/* The IB RNR timer encoding (min_rnr_timer) in microseconds. */
+static u32 mroce_rnr_us(u8 timer)
+{
+	static const u32 us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
+		960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480,
+		30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
+		491520
+	};
+
+	return us[timer & 31];
+}
+
+/* The receive WQE that message msn lands in, copied, or false. */
+static bool mroce_recv_for_msn(struct mroce_qp *qp, u32 msn,
+			       struct mroce_recv_wqe *wqe)
+{
+	struct mroce_wq *rq = &qp->rq;
+	const struct metaroce_recv_wqe *src;
+	u32 k = msn - qp->stream.recv_msn;
+
+	if (k >= mroce_rq_posted(qp))
+		return false;
+	src = mroce_ring_slot(&rq->ring, rq->ring.cons + k);
+	wqe->wr_id = READ_ONCE(src->wr_id);
+	wqe->num_sge = min(READ_ONCE(src->num_sge), rq->max_sge);
+	memcpy(wqe->sge, src->sge, wqe->num_sge * sizeof(struct metaroce_sge));
+	return true;
+}
+
+/* Deliver the receive completion of a completed message (spec 11.2). */
+static void mroce_deliver_recv(struct mroce_qp *qp, struct mroce_tracker *t)
+{
+	struct ib_wc wc = {
+		.status = IB_WC_SUCCESS,
+		.opcode = t->type == MROCE_T_WRITE_IMM ?
+			  IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV,
+		.byte_len = t->msg_len,
+		.qp = &qp->ibqp,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = MROCE_PORT,
+	};
+	unsigned long flags;
+
+	if (t->type == MROCE_T_SEND_IMM || t->type == MROCE_T_WRITE_IMM) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = t->imm;
+	} else if (t->type == MROCE_T_SEND_INV) {
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = t->inv_rkey;
+	}
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (mroce_rq_peek(qp, &qp->rq_scratch)) {
+		wc.wr_id = qp->rq_scratch.wr_id;
+		mroce_rq_complete(qp, &wc, t->flags & MROCE_F_SE);
+	}
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	qp->stream.recv_msn++;
+}
+
+/* Queue READ_RESP packets of t while the window has room; true when all. */
+static bool mroce_read_respond(struct mroce_conn *conn, struct mroce_qp *qp,
+			       struct mroce_tracker *t, struct sk_buff_head *q)
+{
+	u32 seg = 256U << t->segshift;
+	struct mroce_txrec rec = {
+		.qp = qp,
+		.type = MROCE_T_READ_RESP,
+		.segshift = t->segshift,
+		.dqpn = qp->attr.dest_qp_num,
+		.ssn = t->ssn,
+		.msg_len = t->msg_len,
+		.src_va = t->va,
+		.src_rkey = t->rkey,
+	};
+
+	do {
+		if (!mroce_path_has_room(conn))
+			return false;
+		rec.offset = t->seg_base;	/* bytes sent so far */
+		rec.plen = min(seg, t->msg_len - rec.offset);
+		rec.flags = rec.offset + rec.plen == t->msg_len ? MROCE_F_LAST : 0;
+		mroce_path_send(conn, &rec, q);
+		t->seg_base += rec.plen;
+	} while (t->seg_base < t->msg_len);
+	return true;
+}
+
+static void mroce_atomic_respond(struct mroce_conn *conn, struct mroce_qp *qp,
+				 u32 ssn, u64 orig, struct sk_buff_head *q)
+{
+	struct mroce_txrec rec = {
+		.qp = qp,
+		.type = MROCE_T_ATOMIC_RESP,
+		.flags = MROCE_F_LAST,
+		.dqpn = qp->attr.dest_qp_num,
+		.ssn = ssn,
+		.msg_len = 8,
+		.swap_add = orig,
+	};
+
+	mroce_path_send(conn, &rec, q);
+}
+
+/*
+ * Execute a READ or ATOMIC whose turn it is.  Returns false if it has to
+ * wait for window room.
+ */
+static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
+			  struct mroce_tracker *t, struct sk_buff_head *q)
+{
+	struct mroce_stream *st = &qp->stream;
+	u64 orig = 0;
+	int slot;
+
+	if (t->type == MROCE_T_READ_REQ) {
+		if (!t->executed) {
+			t->executed = true;
+			t->seg_base = 0;
+		}
+		return mroce_read_respond(conn, qp, t, q);
+	}
+	if (!mroce_path_has_room(conn))
+		return false;
+	if (mroce_rkey_atomic(qp, t->rkey, t->va, t->type == MROCE_T_ATOMIC_CS,
+			      t->swap_add, t->compare, &orig))
+		return true;	/* checked on arrival; MR gone since: no reply */
+	slot = t->ssn % ARRAY_SIZE(st->atomic_ssn);
+	st->atomic_ssn[slot] = t->ssn;
+	st->atomic_orig[slot] = orig;
+	mroce_atomic_respond(conn, qp, t->ssn, orig, q);
+	return true;
+}
+
+/* Advance the Completed SSN over every finished message (spec 11.2). */
+static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
+			     struct sk_buff_head *q)
+{
+	struct mroce_stream *st = &qp->stream;
+	u32 qpn = qp->ibqp.qp_num;
+	struct mroce_tracker *t;
+
+	for (;;) {
+		t = xa_load(&conn->trackers, mroce_tkey(qpn, st->completed_ssn + 1));
+		if (!t || !t->complete || t->failed)
+			return;
+		if ((t->type == MROCE_T_READ_REQ || t->type == MROCE_T_ATOMIC_CS ||
+		     t->type == MROCE_T_ATOMIC_FA) && !mroce_execute(conn, qp, t, q)) {
+			if (list_empty(&st->wait_entry))
+				list_add_tail(&st->wait_entry, &conn->wait_qps);
+			return;
+		}
+		if (mroce_is_recv_type(t->type))
+			mroce_deliver_recv(qp, t);
+		st->completed_ssn++;
+		mroce_tracker_free(conn, qpn, t);
+	}
+}
+
+void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
+			  struct sk_buff_head *q)
+{
+	mroce_rc_advance(conn, qp, q);
+}
+
+static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
+					       u32 qpn, const struct sk_buff *skb)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	const void *ext = sx + 1;
+	u32 ssn = ntohl(sx->ssn);
+	struct mroce_tracker *t;
+
+	t = xa_load(&conn->trackers, mroce_tkey(qpn, ssn));
+	if (t)
+		return t;
+	if (conn->ntrackers >= MROCE_RX_MSG_SLOTS)
+		return ERR_PTR(-ENOBUFS);
+	t = kzalloc(sizeof(*t), GFP_ATOMIC);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	t->ssn = ssn;
+	t->type = bth->type;
+	t->segshift = ntohl(sx->segsh_dqpn) >> 28;
+	t->flags = ntohs(bth->flags) & MROCE_F_SE;
+	t->msn = ntohl(sx->msn);
+	t->msg_len = ntohl(sx->msg_len);
+	/* READ_REQ and atomics are one packet whatever their length. */
+	if (bth->type == MROCE_T_READ_REQ || bth->type == MROCE_T_ATOMIC_CS ||
+	    bth->type == MROCE_T_ATOMIC_FA)
+		t->nseg = 1;
+	else
+		t->nseg = max(1U, DIV_ROUND_UP(t->msg_len, 256U << t->segshift));
+	switch (bth->type) {
+	case MROCE_T_WRITE:
+	case MROCE_T_WRITE_IMM:
+	case MROCE_T_READ_REQ: {
+		const struct mroce_rx *rx = ext;
+
+		t->va = be64_to_cpu(rx->va);
+		t->rkey = ntohl(rx->rkey);
+		if (bth->type == MROCE_T_WRITE_IMM)
+			t->imm = *(const __be32 *)(rx + 1);
+		break;
+	}
+	case MROCE_T_SEND_IMM:
+		t->imm = *(const __be32 *)ext;
+		break;
+	case MROCE_T_SEND_INV:
+		t->inv_rkey = ntohl(*(const __be32 *)ext);
+		break;
+	case MROCE_T_ATOMIC_CS:
+	case MROCE_T_ATOMIC_FA: {
+		const struct mroce_atx *atx = ext;
+
+		t->va = be64_to_cpu(atx->va);
+		t->rkey = ntohl(atx->rkey);
+		t->swap_add = be64_to_cpu(atx->swap_add);
+		t->compare = be64_to_cpu(atx->compare);
+		break;
+	}
+	}
+	if (xa_insert(&conn->trackers, mroce_tkey(qpn, ssn), t, GFP_ATOMIC)) {
+		kfree(t);
+		return ERR_PTR(-ENOMEM);
+	}
+	conn->ntrackers++;
+	return t;
+}
+
+/* Every packet of a message must agree with its first (spec 10.1.4). */
+static bool mroce_tracker_agrees(const struct mroce_tracker *t,
+				 const struct sk_buff *skb)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	const struct mroce_rx *rx = (const struct mroce_rx *)(sx + 1);
+
+	if (t->type != bth->type || t->msg_len != ntohl(sx->msg_len) ||
+	    t->segshift != ntohl(sx->segsh_dqpn) >> 28 ||
+	    t->msn != ntohl(sx->msn) ||
+	    t->flags != (ntohs(bth->flags) & MROCE_F_SE))
+		return false;
+	if (bth->type == MROCE_T_WRITE || bth->type == MROCE_T_WRITE_IMM)
+		return t->va == be64_to_cpu(rx->va) && t->rkey == ntohl(rx->rkey);
+	return true;
+}
+
+/*
+ * A fatal condition (spec 13.2): NAK the message; the responder QP moves to
+ * the error state, so no later packet of the stream is placed.
+ */
+static void mroce_fail_msg(struct mroce_conn *conn, struct mroce_qp *qp,
+			   struct mroce_tracker *t, const struct sk_buff *skb,
+			   u8 code, u8 detail, u32 param,
+			   struct sk_buff_head *q)
+{
+	enum ib_event_type ev = IB_EVENT_QP_FATAL;
+
+	t->failed = true;
+	mroce_send_nak(conn, skb, code, detail, param, q);
+	if (code == MROCE_NAK_REMOTE_ACCESS)
+		ev = IB_EVENT_QP_ACCESS_ERR;
+	else if (code == MROCE_NAK_INVALID_REQ || code == MROCE_NAK_LENGTH)
+		ev = IB_EVENT_QP_REQ_ERR;
+	mroce_qp_to_error_event(qp, ev);
+}
+
+/* Place a WRITE or SEND segment; false if the message failed. */
+static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
+			struct mroce_tracker *t, const struct sk_buff *skb,
+			struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	void *payload = (void *)bth + bth->hdr_len * 4;
+	u32 off = ntohl(sx->offset), plen = ntohs(bth->payload_len);
+	struct mroce_recv_wqe *wqe = &qp->rq_scratch;
+	unsigned long flags;
+	int err;
+
+	if (bth->type == MROCE_T_WRITE || bth->type == MROCE_T_WRITE_IMM) {
+		err = mroce_rkey_copy(qp, t->rkey, t->va + off, payload, plen,
+				      IB_ACCESS_REMOTE_WRITE, true);
+		if (err)
+			mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_REMOTE_ACCESS,
+				       err, off, q);
+		return !err;
+	}
+
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (!mroce_recv_for_msn(qp, t->msn, wqe)) {
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		return false;	/* RNR: handled by the caller */
+	}
+	if (mroce_sgl_len(wqe->sge, wqe->num_sge) < t->msg_len) {
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_LENGTH, 0, 0, q);
+		return false;
+	}
+	err = mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, off, payload, plen,
+			     true);
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	if (err)
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_REMOTE_OP, 1, 0, q);
+	return !err;
+}
+
+static int mroce_qp_access_needed(u8 type)
+{
+	switch (type) {
+	case MROCE_T_WRITE:
+	case MROCE_T_WRITE_IMM:
+		return IB_ACCESS_REMOTE_WRITE;
+	case MROCE_T_READ_REQ:
+		return IB_ACCESS_REMOTE_READ;
+	case MROCE_T_ATOMIC_CS:
+	case MROCE_T_ATOMIC_FA:
+		return IB_ACCESS_REMOTE_ATOMIC;
+	default:
+		return 0;
+	}
+}
+
+/* The first packet of a message: check the whole target (spec 10.6). */
+static bool mroce_check_target(struct mroce_conn *conn, struct mroce_qp *qp,
+			       struct mroce_tracker *t,
+			       const struct sk_buff *skb,
+			       struct sk_buff_head *q)
+{
+	int access = mroce_qp_access_needed(t->type);
+	int detail;
+
+	if (!access)
+		return true;
+	if ((qp->attr.qp_access_flags & access) != access) {
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 1, 0, q);
+		return false;
+	}
+	if (access == IB_ACCESS_REMOTE_ATOMIC && (t->va & 7)) {
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 2, 0, q);
+		return false;
+	}
+	detail = mroce_rkey_check(qp, t->rkey, t->va, t->msg_len, access);
+	if (detail) {
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_REMOTE_ACCESS, detail,
+			       0, q);
+		return false;
+	}
+	return true;
+}
+
+/* A request packet for stream qp (spec 10). */
+void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
+			 struct sk_buff *skb, struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	struct mroce_stream *st = &qp->stream;
+	u32 ssn = ntohl(sx->ssn), seg, rel, slot, wait;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct mroce_tracker *t;
+	bool first;
+	s32 d;
+
+	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
+		mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0, q);
+		return;
+	}
+	d = mroce_seq_diff(ssn, st->completed_ssn);
+	if (d <= 0) {
+		mroce_count(conn->mdev, DUPLICATES);
+		slot = ssn % ARRAY_SIZE(st->atomic_ssn);
+		if ((bth->type == MROCE_T_ATOMIC_CS ||
+		     bth->type == MROCE_T_ATOMIC_FA) &&
+		    st->atomic_ssn[slot] == ssn && mroce_path_has_room(conn)) {
+			mroce_count(conn->mdev, ATOMIC_REPLAYS);
+			mroce_atomic_respond(conn, qp, ssn,
+					     st->atomic_orig[slot], q);
+		}
+		return;
+	}
+	if (d > MROCE_RX_MSG_SLOTS) {
+		mroce_send_nak(conn, skb, MROCE_NAK_SEQUENCE, 0, 0, q);
+		return;
+	}
+
+	first = !xa_load(&conn->trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
+	t = mroce_tracker_get(conn, qp->ibqp.qp_num, skb);
+	if (IS_ERR(t)) {
+		mroce_count(conn->mdev, DROP_NO_RESOURCE);
+		return;
+	}
+	if (!first && !mroce_tracker_agrees(t, skb)) {
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
+		return;
+	}
+	if (t->failed)
+		return;
+	if (first && !mroce_check_target(conn, qp, t, skb, q))
+		return;
+
+	seg = ntohl(sx->offset) >> (8 + t->segshift);
+	if (seg < t->seg_base || (t->type != MROCE_T_READ_REQ &&
+				  test_bit(seg - t->seg_base, t->segs))) {
+		mroce_count(conn->mdev, DUPLICATES);
+		return;
+	}
+	rel = seg - t->seg_base;
+	if (rel >= MROCE_SEG_WIN) {
+		mroce_count(conn->mdev, DROP_SEG_WINDOW);
+		return;
+	}
+	if (mroce_is_recv_type(t->type) || t->type == MROCE_T_WRITE) {
+		if (!mroce_place(conn, qp, t, skb, q)) {
+			if (t->failed)
+				return;
+			/*
+			 * No receive WQE: RNR, once per message per wait
+			 * (MRC-PLC-036); the requester starts it over.
+			 */
+			wait = mroce_rnr_us(qp->attr.min_rnr_timer);
+			if (st->rnr_nak_ssn != ssn ||
+			    time_after_eq(jiffies, st->rnr_nak_until)) {
+				mroce_send_nak(conn, skb, MROCE_NAK_RNR, 0, wait, q);
+				st->rnr_nak_ssn = ssn;
+				st->rnr_nak_until = jiffies + usecs_to_jiffies(wait);
+			}
+			mroce_tracker_free(conn, qp->ibqp.qp_num, t);
+			return;
+		}
+	}
+	if (seg != t->seg_base)
+		mroce_count(conn->mdev, OOO_ARRIVALS);
+	set_bit(rel, t->segs);
+	t->placed++;
+	while (test_bit(0, t->segs)) {
+		bitmap_shift_right(t->segs, t->segs, 1, MROCE_SEG_WIN);
+		t->seg_base++;
+	}
+	if (t->placed >= t->nseg)
+		t->complete = true;
+	if (t->type == MROCE_T_READ_REQ) {
+		/* seg_base becomes the READ responder's send offset. */
+		t->seg_base = 0;
+	}
+	mroce_rc_advance(conn, qp, q);
+}

@@ -1,0 +1,58 @@
+#!/bin/bash
+# vm: -t 900
+# RC over a lossy link: netem drops packets in both directions; every
+# message still arrives exactly once, intact and in order (the kernel verbs
+# tests check every byte and every completion), and the transport resends
+# about what was lost, not whole windows.
+. "$(dirname "$0")/lib.sh"
+
+KO=selftests/metaroce/kverbs/mroce_kverbs.ko
+tap_plan 8
+setup_two_hosts
+ip netns exec $NS_A rdma link add la type metaroce netdev va
+ip netns exec $NS_B rdma link add lb type metaroce netdev vb
+
+cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+netem_dropped() {
+	local a b
+	a=$(ip netns exec $NS_A tc -s qdisc show dev va | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+	b=$(ip netns exec $NS_B tc -s qdisc show dev vb | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+	echo $((a + b))
+}
+set_loss() {
+	ip netns exec $NS_A tc qdisc replace dev va root netem loss "$1"
+	ip netns exec $NS_B tc qdisc replace dev vb root netem loss "$1"
+}
+# kverbs TESTS [PARAMS...]: run the in-kernel verbs tests.
+kverbs() {
+	local tests=$1
+	shift
+	insmod $KO dev_a=la dev_b=lb ip_a=$IP_A ip_b=$IP_B tests="$tests" "$@" &&
+		rmmod mroce_kverbs
+}
+# resend_ratio: retransmissions per packet netem dropped, both ways, x100.
+resend_ok() {
+	local rx dropped
+	rx=$(( $(cnt la retransmits) + $(cnt lb retransmits) ))
+	dropped=$(netem_dropped)
+	diag "netem dropped $dropped packets; retransmissions $rx"
+	[ "$dropped" -gt 0 ] && [ "$rx" -ge 1 ] && [ "$rx" -le $((3 * dropped + 10)) ]
+}
+
+for loss in 1% 5%; do
+	set_loss $loss
+	ok_if "loss $loss: 300 mixed SEND/WRITE/READ WRs, every byte and completion" \
+		kverbs rc_many iters=300
+	ok_if "loss $loss: 1 MiB SEND, WRITE, READ verified" \
+		kverbs rc_send,rc_write,rc_read size=1048576
+	ok_if "loss $loss: atomics exactly once" kverbs rc_atomic
+	ok_if "loss $loss: retransmissions stay close to what was lost" resend_ok
+done
+ip netns exec $NS_A tc qdisc del dev va root
+ip netns exec $NS_B tc qdisc del dev vb root
+dmesg | grep mroce_kverbs | grep -v " ok " | tail -20 | sed 's/^/# /'
+
+rdma link delete la
+rdma link delete lb
+modprobe -r metaroce
+tap_done

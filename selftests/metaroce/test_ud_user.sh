@@ -1,0 +1,72 @@
+#!/bin/bash
+# vm: -t 900
+# UD through the userspace provider (mapped rings): ibv_ud_pingpong between
+# two namespaces, sizes up to the active MTU, with and without completion
+# events; then pyverbs checks every byte and work completion field, CQ
+# overflow, completion events, posting errors, CQ resize, flushes.
+. "$(dirname "$0")/lib.sh"
+
+PP_TESTS=7
+PY_TESTS=(data mix overflow events errors ah_from_wc resize flush)
+tap_plan $((PP_TESTS + ${#PY_TESTS[@]} + 1))
+setup_two_hosts
+ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
+ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
+
+# gid_index DEV: index of DEV's IPv4-mapped GID (::ffff:a.b.c.d).
+gid_index() {
+	local f
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		if grep -q '^0000:0000:0000:0000:0000:ffff:' "$f"; then
+			basename "$f"
+			return 0
+		fi
+	done
+	return 1
+}
+wait_for 10 gid_index mra0
+wait_for 10 gid_index mrb0
+GA=$(gid_index mra0)
+GB=$(gid_index mrb0)
+diag "GID index: mra0 $GA, mrb0 $GB"
+
+# pingpong ARGS...: server in mrb, client in mra, both with ARGS.
+pingpong() {
+	local srv=/tmp/pp-server.log cli=/tmp/pp-client.log pid rc=0
+	ip netns exec $NS_B timeout 120 ibv_ud_pingpong -d mrb0 -g "$GB" "$@" \
+		> $srv 2>&1 &
+	pid=$!
+	wait_for 20 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '" ||
+		rc=1
+	if ((rc == 0)); then
+		ip netns exec $NS_A timeout 120 ibv_ud_pingpong -d mra0 -g "$GA" \
+			"$@" $IP_B > $cli 2>&1 || rc=1
+	fi
+	wait $pid || rc=1
+	if ((rc)) || ! grep -q 'iters in' $cli || ! grep -q 'iters in' $srv; then
+		echo "client:"; cat $cli; echo "server:"; cat $srv
+		return 1
+	fi
+	grep 'iters in' $cli
+}
+
+ok_if "ibv_ud_pingpong (defaults: 1024 bytes, 1000 iterations)" pingpong
+for s in 1 64 512 1000; do
+	ok_if "ibv_ud_pingpong -s $s -n 300" pingpong -s $s -n 300
+done
+ok_if "ibv_ud_pingpong -e (completion events) -s 1024 -n 300" pingpong -e -n 300
+ok_if "ibv_ud_pingpong -e -s 8 -r 16 -n 500" pingpong -e -s 8 -r 16 -n 500
+
+for t in "${PY_TESTS[@]}"; do
+	ok_if "pyverbs: $t" timeout 240 /usr/bin/python3 \
+		selftests/metaroce/pyverbs/ud_user.py "$t" mra0 mrb0
+done
+
+ok_if "no user objects left" bash -c \
+	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&
+	 rdma res show | grep -q "mra0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0"'
+
+rdma link delete mra0
+rdma link delete mrb0
+modprobe -r metaroce
+tap_done

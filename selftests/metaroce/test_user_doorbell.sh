@@ -1,0 +1,37 @@
+#!/bin/bash
+# The send doorbell is rung only when the kernel's send worker went idle:
+# a sustained UD stream of one-WR ibv_post_send() calls needs far fewer
+# POST_SEND commands than work requests.  Counted twice: by the driver's
+# "doorbells" counter and by strace (write() on the command fd).
+. "$(dirname "$0")/lib.sh"
+
+N=20000
+tap_plan 5
+setup_two_hosts
+ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
+ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
+wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mr[ab]0/ports/1/gids/*'
+
+STREAM=/tmp/ud_stream
+ok_if "build ud_stream" gcc -O2 -Wall -o $STREAM \
+	selftests/metaroce/progs/ud_stream.c -libverbs
+
+doorbells() { cat /sys/class/infiniband/mra0/ports/1/hw_counters/doorbells; }
+
+before=$(doorbells)
+ok_if "a stream of $N sends completes" timeout 240 $STREAM -n $N mra0 mrb0
+db=$(($(doorbells) - before))
+diag "doorbells (driver counter): $db for $N work requests"
+ok_if "doorbells < WRs/4 (driver counter: $db)" test "$db" -lt $((N / 4))
+
+ok_if "the stream again under strace" timeout 240 strace -f -qq -c \
+	-e trace=write -o /tmp/strace.txt $STREAM -n $N mra0 mrb0
+writes=$(awk '$NF == "write" { print $4 }' /tmp/strace.txt)
+diag "write() system calls (strace): ${writes:-none} for $N work requests"
+ok_if "write() calls < WRs/4 (strace: ${writes:-0})" \
+	test "${writes:-0}" -lt $((N / 4))
+
+rdma link delete mra0
+rdma link delete mrb0
+modprobe -r metaroce
+tap_done
