@@ -3,12 +3,13 @@
 # UD through the userspace provider (mapped rings): ibv_ud_pingpong between
 # two namespaces, sizes up to the active MTU, with and without completion
 # events; then pyverbs checks every byte and work completion field, CQ
-# overflow, completion events, posting errors, CQ resize, flushes.
+# overflow, completion events (armed through the ring and by command),
+# posting errors, CQ resize, flushes.
 . "$(dirname "$0")/lib.sh"
 
 PP_TESTS=7
 PY_TESTS=(data mix overflow events errors ah_from_wc resize flush)
-tap_plan $((PP_TESTS + ${#PY_TESTS[@]} + 1))
+tap_plan $((PP_TESTS + ${#PY_TESTS[@]} + 2))
 setup_two_hosts
 ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
 ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
@@ -61,6 +62,10 @@ for t in "${PY_TESTS[@]}"; do
 	ok_if "pyverbs: $t" timeout 240 /usr/bin/python3 \
 		selftests/metaroce/pyverbs/ud_user.py "$t" mra0 mrb0
 done
+
+ok_if "completion events: CQ armed by the REQ_NOTIFY_CQ command and by the ring" \
+	bash -c 'gcc -O2 -o /tmp/ud_stream selftests/metaroce/progs/ud_stream.c \
+		-libverbs && timeout 60 /tmp/ud_stream -E mra0 mrb0'
 
 ok_if "no user objects left" bash -c \
 	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&

@@ -5,14 +5,20 @@
  * queue takes them.  Both devices are used from this one process.
  *
  *   ud_stream [-n COUNT] [-s SIZE] [-c SIGNAL_EVERY] [-k] DEV_A DEV_B
+ *   ud_stream -E DEV_A DEV_B
  *
  * -n 0 sends forever.  -k also creates extra objects (QPs of both types,
  * CQs, MRs) and prints "ready" once the stream runs: for the SIGKILL test.
  * Prints "sent N completions C received R" and exits 0 when every
  * signalled send completed successfully.
+ *
+ * -E checks completion events on a receive CQ armed both ways: with the
+ * REQ_NOTIFY_CQ command (libibverbs' generic way, written raw here) and
+ * with ibv_req_notify_cq() (the provider arms through the CQ ring).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +27,7 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #define QKEY		0x11111111
 #define SQ_DEPTH	256
@@ -127,14 +134,20 @@ static struct ibv_qp *make_qp(struct end *e, enum ibv_qp_type type)
 	return qp;
 }
 
-static void setup(struct end *e, const char *name, size_t len)
+static void setup(struct end *e, const char *name, size_t len,
+		  struct ibv_comp_channel **ch)
 {
 	e->ctx = open_dev(name);
 	find_gid(e);
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (!e->pd)
 		die("ibv_alloc_pd", errno);
-	e->cq = ibv_create_cq(e->ctx, CQ_DEPTH, NULL, NULL, 0);
+	if (ch) {
+		*ch = ibv_create_comp_channel(e->ctx);
+		if (!*ch)
+			die("ibv_create_comp_channel", errno);
+	}
+	e->cq = ibv_create_cq(e->ctx, CQ_DEPTH, NULL, ch ? *ch : NULL, 0);
 	if (!e->cq)
 		die("ibv_create_cq", errno);
 	e->buf = calloc(1, len);
@@ -185,6 +198,77 @@ static void extras(struct end *e)
 	}
 }
 
+/* The REQ_NOTIFY_CQ command, as libibverbs' ibv_cmd_req_notify_cq(). */
+static int arm_by_command(struct ibv_cq *cq)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_req_notify_cq req;
+	} cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_REQ_NOTIFY_CQ,
+			.in_words = sizeof(cmd) / 4,
+		},
+		.req = { .cq_handle = cq->handle },
+	};
+
+	return write(cq->context->cmd_fd, &cmd, sizeof(cmd)) == sizeof(cmd) ?
+	       0 : errno;
+}
+
+/* One send from a to b; is the completion event there within 10 s? */
+static int event_after_send(struct end *a, struct end *b, struct ibv_ah *ah,
+			    struct ibv_comp_channel *ch)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->buf, .length = 8, .lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	void *cq_ctx;
+	int n;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = b->qp->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	if (ibv_post_send(a->qp, &wr, &bad))
+		return 0;
+	if (poll(&pfd, 1, 10000) != 1 || ibv_get_cq_event(ch, &cq, &cq_ctx))
+		return 0;
+	ibv_ack_cq_events(cq, 1);
+	for (n = 0; n < 1000 && ibv_poll_cq(b->cq, 1, &wc) == 0; n++)
+		usleep(1000);
+	while (ibv_poll_cq(a->cq, 1, &wc) == 0)
+		;
+	return cq == b->cq;
+}
+
+static int events(struct end *a, struct end *b, struct ibv_ah *ah,
+		  struct ibv_comp_channel *ch)
+{
+	int err = arm_by_command(b->cq);
+
+	if (err)
+		die("REQ_NOTIFY_CQ", err);
+	if (!event_after_send(a, b, ah, ch)) {
+		fprintf(stderr, "ud_stream: no event, CQ armed by command\n");
+		return 1;
+	}
+	if (ibv_req_notify_cq(b->cq, 0))
+		die("ibv_req_notify_cq", EINVAL);
+	if (!event_after_send(a, b, ah, ch)) {
+		fprintf(stderr, "ud_stream: no event, CQ armed by the provider\n");
+		return 1;
+	}
+	printf("events ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t count = 20000, sent = 0, done = 0, recvd = 0, posted = 0;
@@ -195,10 +279,11 @@ int main(int argc, char **argv)
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	struct ibv_ah *ah;
-	int kill_mode = 0, ready = 0, opt, n, i, err;
+	struct ibv_comp_channel *ch = NULL;
+	int kill_mode = 0, ev_mode = 0, ready = 0, opt, n, i, err;
 	time_t deadline;
 
-	while ((opt = getopt(argc, argv, "n:s:c:k")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:c:kE")) != -1) {
 		switch (opt) {
 		case 'n':
 			count = strtoull(optarg, NULL, 0);
@@ -212,17 +297,21 @@ int main(int argc, char **argv)
 		case 'k':
 			kill_mode = 1;
 			break;
+		case 'E':
+			ev_mode = 1;
+			break;
 		default:
 			return 2;
 		}
 	}
 	if (argc - optind != 2 || !every || size > 1024) {
-		fprintf(stderr, "usage: ud_stream [-n N] [-s SIZE] [-c SIGNAL_EVERY] [-k] DEV_A DEV_B\n");
+		fprintf(stderr, "usage: ud_stream [-n N] [-s SIZE] [-c SIGNAL_EVERY] [-k] [-E] DEV_A DEV_B\n");
 		return 2;
 	}
 	slot = size + GRH;
-	setup(&a, argv[optind], 1 << 16);
-	setup(&b, argv[optind + 1], (size_t)RQ_DEPTH * slot);
+	setup(&a, argv[optind], 1 << 16, NULL);
+	setup(&b, argv[optind + 1], (size_t)RQ_DEPTH * slot,
+	      ev_mode ? &ch : NULL);
 	if (kill_mode) {
 		extras(&a);
 		extras(&b);
@@ -239,6 +328,8 @@ int main(int argc, char **argv)
 
 	for (posted = 0; posted < RQ_DEPTH; posted++)
 		post_recv(&b, posted, slot);
+	if (ev_mode)
+		return events(&a, &b, ah, ch);
 
 	memset(a.buf, 0x5a, size);
 	sge.addr = (uintptr_t)a.buf;

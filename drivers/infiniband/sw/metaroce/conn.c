@@ -47,22 +47,44 @@ struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 	return skb;
 }
 
-/* Send what was queued under the lock.  Call without conn->lock. */
-void mroce_conn_xmit_list(struct mroce_conn *conn, struct sk_buff_head *q)
+/*
+ * Hand the packets built under conn->lock to the connection's transmit
+ * queue.  Called with conn->lock held, so packets enter the queue in PSN
+ * order whichever context built them.
+ */
+void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	spin_lock(&conn->txq.lock);
+	skb_queue_splice_tail_init(q, &conn->txq);
+	spin_unlock(&conn->txq.lock);
+}
+
+/*
+ * Send the transmit queue, in order, from one context at a time: a context
+ * that finds another sending leaves its packets to it.  Without conn->lock.
+ */
+void mroce_conn_xmit(struct mroce_conn *conn)
 {
 	struct sk_buff *skb;
 	__be16 sport;
 
-	while ((skb = __skb_dequeue(q))) {
-		sport = mroce_cb(skb)->sport ?: conn->path.sport;
-		mroce_xmit(conn->mdev, skb, &conn->local, &conn->peer, sport);
-	}
+	do {
+		if (test_and_set_bit_lock(0, &conn->tx_busy))
+			return;
+		while ((skb = skb_dequeue(&conn->txq))) {
+			sport = mroce_cb(skb)->sport ?: conn->path.sport;
+			mroce_xmit(conn->mdev, skb, &conn->local, &conn->peer,
+				   sport);
+		}
+		clear_bit_unlock(0, &conn->tx_busy);
+		smp_mb__after_atomic();	/* see packets queued meanwhile */
+	} while (!skb_queue_empty_lockless(&conn->txq));
 }
 
 void mroce_conn_arm_timer(struct mroce_conn *conn)
 {
 	u32 us = conn->state == MROCE_CONN_CONNECTING ?
-		 MROCE_RTO_INIT_US << conn->connect_tries : conn->path.rto_us;
+		 mroce_rto_initial_us << conn->connect_tries : conn->path.rto_us;
 
 	mod_timer(&conn->timer, jiffies + usecs_to_jiffies(us) + 1);
 }
@@ -120,8 +142,9 @@ static void mroce_conn_timer(struct timer_list *t)
 		mroce_path_timeout(conn, &q);
 		mroce_rc_kick_waiters(conn, &q);
 	}
+	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
-	mroce_conn_xmit_list(conn, &q);
+	mroce_conn_xmit(conn);
 }
 
 static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
@@ -143,6 +166,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->css_shift = mroce_mtu_shift(READ_ONCE(mdev->active_mtu));
 	timer_setup(&conn->timer, mroce_conn_timer, 0);
 	xa_init(&conn->trackers);
+	skb_queue_head_init(&conn->txq);
 	INIT_LIST_HEAD(&conn->wait_qps);
 	do {
 		get_random_bytes(&conn->local_token, sizeof(conn->local_token));
@@ -153,7 +177,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->path.next_psn = get_random_u32();
 	conn->path.plw = conn->path.next_psn;
 	conn->path.cwnd = MROCE_INIT_CWND;
-	conn->path.rto_us = MROCE_RTO_INIT_US;
+	conn->path.rto_us = mroce_rto_initial_us;
 
 	/* Random CIDs, never 0 or ~0, unique on the device (spec 6.1.2). */
 	do {
@@ -224,9 +248,10 @@ int mroce_conn_attach(struct mroce_qp *qp)
 	st->conn = conn;
 	INIT_LIST_HEAD(&st->wait_entry);
 	mroce_rc_stream_reset(qp);
+	mroce_conn_tx_commit(conn, &q);
 	spin_unlock(&conn->lock);
 	spin_unlock_bh(&mdev->conns_lock);
-	mroce_conn_xmit_list(conn, &q);
+	mroce_conn_xmit(conn);
 	return 0;
 }
 
@@ -254,6 +279,7 @@ static void mroce_conn_free(struct mroce_conn *conn)
 	void *t;
 
 	timer_shutdown_sync(&conn->timer);
+	skb_queue_purge(&conn->txq);
 	xa_for_each(&conn->trackers, idx, t)
 		kfree(t);
 	xa_destroy(&conn->trackers);
@@ -343,11 +369,12 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	} else {
 		mroce_count(mdev, DROP_BAD_HEADER);
 	}
-	spin_unlock(&conn->lock);
-	spin_unlock_bh(&mdev->conns_lock);
 	if (!skb_queue_empty(&q))
 		mroce_reply_to(skb_peek(&q), skb);
-	mroce_conn_xmit_list(conn, &q);
+	mroce_conn_tx_commit(conn, &q);
+	spin_unlock(&conn->lock);
+	spin_unlock_bh(&mdev->conns_lock);
+	mroce_conn_xmit(conn);
 }
 
 /* A CONNECT_ACK for our CONNECT (spec 6.3.1). */
@@ -539,7 +566,8 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_count(mdev, DROP_BAD_HEADER);
 	}
 unlock:
+	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
 	rcu_read_unlock();
-	mroce_conn_xmit_list(conn, &q);
+	mroce_conn_xmit(conn);
 }

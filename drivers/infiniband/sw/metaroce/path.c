@@ -9,10 +9,23 @@
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/moduleparam.h>
 #include <net/inet_ecn.h>
 
 #include "transport.h"
 #include "verbs.h"
+
+unsigned int mroce_rto_initial_us = 5000;
+module_param_named(rto_initial_us, mroce_rto_initial_us, uint, 0644);
+MODULE_PARM_DESC(rto_initial_us, "RTO before the first RTT sample, us (default 5000)");
+
+unsigned int mroce_rto_min_us = 1000;
+module_param_named(rto_min_us, mroce_rto_min_us, uint, 0644);
+MODULE_PARM_DESC(rto_min_us, "Lower bound of the RTO, us (default 1000)");
+
+unsigned int mroce_rto_max_us = 200000;
+module_param_named(rto_max_us, mroce_rto_max_us, uint, 0644);
+MODULE_PARM_DESC(rto_max_us, "Upper bound of the RTO, us (default 200000)");
 
 static struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
 {
@@ -194,6 +207,15 @@ static void mroce_retransmit(struct mroce_conn *conn, struct mroce_inflight *f,
 	mroce_qp_put(qp);
 }
 
+/* RTO = SRTT + 4 RTTVAR within the configured bounds (RFC 6298). */
+static void mroce_rto_update(struct mroce_path *path)
+{
+	path->rto_us = clamp(path->srtt_us + 4 * path->rttvar_us,
+			     READ_ONCE(mroce_rto_min_us),
+			     READ_ONCE(mroce_rto_max_us));
+	path->backoff = 0;
+}
+
 static void mroce_rtt_sample(struct mroce_path *path, ktime_t sent)
 {
 	u32 r = ktime_us_delta(ktime_get(), sent);
@@ -207,9 +229,7 @@ static void mroce_rtt_sample(struct mroce_path *path, ktime_t sent)
 		path->rttvar_us = (3 * path->rttvar_us + err) / 4;
 		path->srtt_us = (7 * path->srtt_us + r) / 8;
 	}
-	path->rto_us = clamp(path->srtt_us + 4 * path->rttvar_us,
-			     (u32)MROCE_RTO_MIN_US, (u32)MROCE_RTO_MAX_US);
-	path->backoff = 0;
+	mroce_rto_update(path);
 }
 
 /* An ACK for one of our paths (spec 8, 9.2). */
@@ -264,6 +284,8 @@ void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 			}
 		}
 		mroce_advance_plw(path);
+		if (any && path->srtt_us)	/* progress undoes the backoff */
+			mroce_rto_update(path);
 		if (ntohs(bth->flags) & MROCE_F_ECE)
 			mroce_count(conn->mdev, ECN_CE_REPORTED);
 	}
@@ -275,26 +297,29 @@ void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 		mroce_conn_arm_timer(conn);
 }
 
-/* The retransmission timer fired (spec 9.4): resend what is overdue. */
+/*
+ * The retransmission timer fired (spec 9.4).  Resend only the oldest
+ * overdue packet: its acknowledgment SACKs past whatever else was lost, and
+ * those losses are then resent one by one; resending the whole window
+ * would mostly repeat packets that are only late.
+ */
 void mroce_path_timeout(struct mroce_conn *conn, struct sk_buff_head *q)
 {
 	struct mroce_path *path = &conn->path;
-	ktime_t now = ktime_get();
 	struct mroce_inflight *f;
-	u32 psn, end = path->next_psn;
-	bool fired = false;
+	u32 psn;
 
-	for (psn = path->plw; psn != end; psn++) {
+	for (psn = path->plw; psn != path->next_psn; psn++) {
 		f = mroce_slot(path, psn);
-		if (!f->live ||
-		    ktime_us_delta(now, f->sent) < (s64)path->rto_us)
+		if (!f->live)
 			continue;
-		fired = true;
-		mroce_retransmit(conn, f, q);
-	}
-	if (fired) {
-		mroce_count(conn->mdev, RTO_TIMEOUTS);
-		path->rto_us = min_t(u32, path->rto_us * 2, MROCE_RTO_MAX_US);
+		if (ktime_us_delta(ktime_get(), f->sent) >= (s64)path->rto_us) {
+			mroce_count(conn->mdev, RTO_TIMEOUTS);
+			path->rto_us = min_t(u32, path->rto_us * 2,
+					     READ_ONCE(mroce_rto_max_us));
+			mroce_retransmit(conn, f, q);
+		}
+		break;
 	}
 	mroce_advance_plw(path);
 	if (path->live)

@@ -349,8 +349,9 @@ void mroce_rc_send(struct mroce_qp *qp)
 		mroce_rc_fail_all(conn, qp);
 	else
 		mroce_wait(conn, qp);
+	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
-	mroce_conn_xmit_list(conn, &q);
+	mroce_conn_xmit(conn);
 }
 
 /* The connection failed: every outstanding request fails (spec 6.8). */

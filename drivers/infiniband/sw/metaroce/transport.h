@@ -26,9 +26,10 @@ struct mroce_qp;
 #define MROCE_SEG_WIN_SHIFT	11
 #define MROCE_SEG_WIN		BIT(MROCE_SEG_WIN_SHIFT)
 #define MROCE_RX_MSG_SLOTS	1024
-#define MROCE_RTO_INIT_US	200000
-#define MROCE_RTO_MIN_US	10000
-#define MROCE_RTO_MAX_US	4000000
+/* Retransmission timeout bounds (spec 9.4, 17), module parameters. */
+extern unsigned int mroce_rto_initial_us;
+extern unsigned int mroce_rto_min_us;
+extern unsigned int mroce_rto_max_us;
 #define MROCE_CONNECT_RETRIES	6
 #define MROCE_INIT_CWND		64
 
@@ -165,6 +166,8 @@ struct mroce_conn {
 	struct xarray trackers;		/* (qpn << 32 | ssn) index: see conn.c */
 	u32 ntrackers;
 	struct list_head wait_qps;	/* streams waiting for window room */
+	struct sk_buff_head txq;	/* built, in PSN order, to send */
+	unsigned long tx_busy;		/* bit 0: a context is sending txq */
 };
 
 /* Per-RC-QP transport state (a stream), under conn->lock. */
@@ -195,7 +198,8 @@ int mroce_conn_attach(struct mroce_qp *qp);
 void mroce_conn_detach(struct mroce_qp *qp);
 void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
 void mroce_conns_destroy(struct mroce_dev *mdev);
-void mroce_conn_xmit_list(struct mroce_conn *conn, struct sk_buff_head *q);
+void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q);
+void mroce_conn_xmit(struct mroce_conn *conn);
 struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 				     u32 ext_len, u32 payload_len);
 void mroce_conn_arm_timer(struct mroce_conn *conn);
