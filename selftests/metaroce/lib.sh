@@ -108,3 +108,11 @@ ibdev_gids() {
 port_state() {
 	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z_]*\) .*/\1/p'
 }
+
+# gid_index DEV: the index of DEV's IPv4-mapped GID (::ffff:a.b.c.d).
+gid_index() {
+	local f
+	f=$(grep -l '^0000:0000:0000:0000:0000:ffff:' \
+		/sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null | head -n 1)
+	[ -n "$f" ] && basename "$f"
+}
