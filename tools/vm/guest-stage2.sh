@@ -24,6 +24,8 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 . "$OUT/job.env" || finish 125
 hostname "mroce-vm$VM_INDEX"
 ip link set lo up
+# The two-VM link is a virtio-net NIC (eth0); its driver is a module.
+modprobe -q virtio_net
 sysctl -qw kernel.hung_task_timeout_secs=60 kernel.panic_on_oops=1
 
 # The module goes where modprobe (and rdma link autoload) finds it.
