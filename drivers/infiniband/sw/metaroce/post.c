@@ -15,24 +15,11 @@ static int mroce_check_send_wr(struct mroce_qp *qp,
 
 	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
-	switch (wr->opcode) {
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-		if (ud && !ud_wr(wr)->ah)
-			return -EINVAL;
-		break;
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		if (ud)
-			return -EINVAL;
-		break;
-	default:
+	/* The same opcode rules the send worker applies to user WQEs. */
+	if (!mroce_opcode_ok(qp->ibqp.qp_type, wr->opcode))
 		return -EINVAL;
-	}
+	if (ud && !ud_wr(wr)->ah)
+		return -EINVAL;
 
 	*inline_len = 0;
 	if (wr->send_flags & IB_SEND_INLINE) {

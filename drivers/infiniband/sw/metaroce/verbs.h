@@ -268,6 +268,7 @@ void mroce_qp_kick(struct mroce_qp *qp);
 void mroce_qp_to_error(struct mroce_qp *qp);
 void mroce_qp_to_error_event(struct mroce_qp *qp, enum ib_event_type event);
 bool mroce_sq_idle(struct mroce_qp *qp);
+bool mroce_opcode_ok(enum ib_qp_type type, u32 op);
 
 /* post.c */
 int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

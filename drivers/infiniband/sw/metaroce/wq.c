@@ -61,7 +61,7 @@ void mroce_wq_reset(struct mroce_wq *wq)
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
-static bool mroce_opcode_ok(enum ib_qp_type type, u32 op)
+bool mroce_opcode_ok(enum ib_qp_type type, u32 op)
 {
 	if (type != IB_QPT_RC)
 		return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM;
