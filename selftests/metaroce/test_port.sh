@@ -27,9 +27,10 @@ ok_if "a deleted address removes its GID" \
 ok_if "port is ACTIVE with carrier" wait_for 5 port_is ACTIVE
 
 # Async events as a verbs consumer sees them.
-ip netns exec $NS_A ibv_asyncwatch -d mra0 > /tmp/async.txt 2>&1 &
+ip netns exec $NS_A stdbuf -oL ibv_asyncwatch -d mra0 > /tmp/async.txt 2>&1 &
 watch=$!
-sleep 1
+# Listening once it has printed its event fd (a loaded host can be slow).
+wait_for 20 grep -q "async event FD" /tmp/async.txt
 ip -n $NS_B link set vb down
 ok_if "peer down (carrier lost): port DOWN" \
 	wait_for 5 port_is DOWN
