@@ -62,43 +62,69 @@ cmd=$(printf '%q ' "$@")
 
 # Two VMs share the machine's two cores.
 smp=$((nvm == 1 ? 2 : 1))
-port=$((20000 + RANDOM % 20000))
-pids=()
-for ((i = 0; i < nvm; i++)); do
-	d=$out/vm$i
-	rm -rf "$d"
-	mkdir -p "$d"
-	cp "$here/guest-stage2.sh" "$d/stage2.sh"
-	{
-		printf 'MROCE_TREE=%q\n' "$tree"
-		printf 'KVER=%q\n' "$kver"
-		printf 'MODSTAGE=%q\n' "$sdir"
-		printf 'VM_INDEX=%d\nVM_COUNT=%d\nexport VM_INDEX VM_COUNT\n' "$i" "$nvm"
-		printf 'JOB=%q\n' "$cmd"
-	} > "$d/job.env"
-	net=()
-	if ((nvm == 2)); then
-		if ((i == 0)); then sock="listen=127.0.0.1:$port"; else sock="connect=127.0.0.1:$port"; fi
-		net=(-netdev "socket,id=n0,$sock" -device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:1$i")
-	fi
-	timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
-		-accel tcg,thread=multi -cpu max -smp "$smp" -m 2048 \
-		-display none -monitor none -serial "file:$d/console.log" \
-		-no-reboot -nodefaults \
-		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 rdinit=/init" \
-		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
-		-virtfs "local,path=$d,mount_tag=vmout,security_model=none" \
-		-device virtio-rng-pci \
-		"${net[@]}" > "$d/qemu.log" 2>&1 &
-	pids+=($!)
-	((i == 0 && nvm == 2)) && sleep 1
+
+# boot_vms: start the VMs; waits for all of them; qrcs[i] gets each exit.
+boot_vms() {
+	local i d sock net pids=()
+
+	port=$((20000 + RANDOM % 20000))
+	for ((i = 0; i < nvm; i++)); do
+		d=$out/vm$i
+		rm -rf "$d"
+		mkdir -p "$d"
+		cp "$here/guest-stage2.sh" "$d/stage2.sh"
+		{
+			printf 'MROCE_TREE=%q\n' "$tree"
+			printf 'KVER=%q\n' "$kver"
+			printf 'MODSTAGE=%q\n' "$sdir"
+			printf 'VM_INDEX=%d\nVM_COUNT=%d\nexport VM_INDEX VM_COUNT\n' "$i" "$nvm"
+			printf 'JOB=%q\n' "$cmd"
+		} > "$d/job.env"
+		net=()
+		if ((nvm == 2)); then
+			if ((i == 0)); then sock="listen=127.0.0.1:$port"; else sock="connect=127.0.0.1:$port"; fi
+			net=(-netdev "socket,id=n0,$sock" -device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:1$i")
+		fi
+		timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
+			-accel tcg,thread=multi -cpu max -smp "$smp" -m 2048 \
+			-display none -monitor none -serial "file:$d/console.log" \
+			-no-reboot -nodefaults \
+			-kernel "$kernel" -initrd "$initrd" \
+			-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 rdinit=/init" \
+			-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+			-virtfs "local,path=$d,mount_tag=vmout,security_model=none" \
+			-device virtio-rng-pci \
+			"${net[@]}" > "$d/qemu.log" 2>&1 &
+		pids+=($!)
+		((i == 0 && nvm == 2)) && sleep 1
+	done
+	for ((i = 0; i < nvm; i++)); do
+		wait "${pids[$i]}"
+		qrcs[i]=$?
+	done
+}
+
+# booted: did every VM reach its job?  A guest that oopses while booting
+# (seen rarely under multi-threaded TCG, in the kernel's own code patching)
+# never got to run anything; that boot is retried, a test never is.
+booted() {
+	local i
+	for ((i = 0; i < nvm; i++)); do
+		grep -q "guest: ready" "$out/vm$i/console.log" 2>/dev/null || return 1
+	done
+}
+
+qrcs=()
+for attempt in 1 2 3; do
+	boot_vms
+	booted && break
+	echo "run.sh: a VM failed to boot (attempt $attempt); console tail:" >&2
+	tail -n 5 "$out"/vm*/console.log >&2
 done
 
 rc=0
 for ((i = 0; i < nvm; i++)); do
-	wait "${pids[$i]}"
-	qrc=$?
+	qrc=${qrcs[$i]}
 	d=$out/vm$i
 	if ((quiet == 0)) && [ -f "$d/stdout.txt" ]; then
 		((nvm > 1)) && echo "=== vm$i ==="
