@@ -67,7 +67,14 @@ while IFS= read -r f; do
 	drv_files+=("$f")
 done < <(find "$DRV" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) \
 		! -name '*.mod.c' | sort)
-files=("${drv_files[@]}" "$UAPI")
+# The in-kernel verbs test module is kernel code too (checkpatch only here;
+# W=1 is part of every build of it).
+kv_files=()
+while IFS= read -r f; do
+	kv_files+=("$f")
+done < <(find selftests/metaroce/kverbs -maxdepth 1 -type f \
+		\( -name '*.c' -o -name '*.h' \) ! -name '*.mod.c' | sort)
+files=("${drv_files[@]}" "$UAPI" "${kv_files[@]}")
 
 status=0
 
