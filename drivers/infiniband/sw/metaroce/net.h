@@ -25,5 +25,6 @@ int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
 
 /* rx.c */
 int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb);
+bool mroce_rx_ce(const struct sk_buff *skb);
 
 #endif /* MROCE_NET_H */

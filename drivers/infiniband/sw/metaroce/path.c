@@ -7,11 +7,9 @@
  * A retransmission carries the old content under a new PSN; the old PSN is
  * resolved, and the PLW tells the receiver to stop waiting for it.
  */
-#include <linux/ip.h>
-#include <linux/ipv6.h>
 #include <linux/moduleparam.h>
-#include <net/inet_ecn.h>
 
+#include "net.h"
 #include "transport.h"
 #include "verbs.h"
 
@@ -358,13 +356,6 @@ static void mroce_rxpath_settle(struct mroce_rxpath *rx)
 		mroce_rxpath_advance(rx, n);
 }
 
-static bool mroce_rx_is_ce(const struct sk_buff *skb)
-{
-	if (skb->protocol == htons(ETH_P_IP))
-		return INET_ECN_is_ce(ip_hdr(skb)->tos);
-	return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
-}
-
 /*
  * Receiver side of a sequenced packet (spec 7.3.2): apply its PLW, then
  * classify its PSN.  Returns 1 for a new packet (now recorded), 0 for one
@@ -398,7 +389,7 @@ int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 		return -1;
 	}
 	rx->rx_count++;
-	if (mroce_rx_is_ce(skb))
+	if (mroce_rx_ce(skb))
 		rx->ce_count++;
 	if (d <= 0 || test_bit(d - 1, rx->sack))
 		return 0;

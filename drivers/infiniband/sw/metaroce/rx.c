@@ -34,7 +34,8 @@ static struct mroce_dev *mroce_rx_device(struct sock *sk, struct sk_buff *skb)
 	return ndev ? mroce_find_by_netdev(ndev) : NULL;
 }
 
-static bool mroce_rx_ce(struct sk_buff *skb)
+/* Did the packet arrive with ECN CE?  (ECN counting, spec 12.) */
+bool mroce_rx_ce(const struct sk_buff *skb)
 {
 	if (skb->protocol == htons(ETH_P_IP))
 		return INET_ECN_is_ce(ip_hdr(skb)->tos);
