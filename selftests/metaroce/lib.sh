@@ -116,3 +116,27 @@ gid_index() {
 		/sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null | head -n 1)
 	[ -n "$f" ] && basename "$f"
 }
+
+# pingpong_pair TOOL DEV_A DEV_B ARGS...: an ibv_*_pingpong TOOL, server on
+# DEV_B in host B, client on DEV_A in host A, each with its IPv4-mapped GID
+# and ARGS.  Both sides must finish; prints the client's result line.
+pingpong_pair() {
+	local tool=$1 da=$2 db=$3 rc=0 pid
+	local srv=/tmp/pp-server.log cli=/tmp/pp-client.log
+	shift 3
+	ip netns exec $NS_B timeout 120 "$tool" -d "$db" -g "$(gid_index "$db")" \
+		"$@" > $srv 2>&1 &
+	pid=$!
+	wait_for 20 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '" ||
+		rc=1
+	if ((rc == 0)); then
+		ip netns exec $NS_A timeout 120 "$tool" -d "$da" \
+			-g "$(gid_index "$da")" "$@" $IP_B > $cli 2>&1 || rc=1
+	fi
+	wait $pid || rc=1
+	if ((rc)) || ! grep -q 'iters in' $cli || ! grep -q 'iters in' $srv; then
+		echo "client:"; cat $cli; echo "server:"; cat $srv
+		return 1
+	fi
+	grep 'iters in' $cli
+}

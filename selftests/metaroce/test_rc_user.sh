@@ -10,26 +10,9 @@ ip netns exec $NS_A rdma link add ra type metaroce netdev va
 ip netns exec $NS_B rdma link add rb type metaroce netdev vb
 wait_for 10 gid_index ra
 wait_for 10 gid_index rb
-GA=$(gid_index ra)
-GB=$(gid_index rb)
 
 # pingpong ARGS...: server in B, client in A; both must finish.
-pingpong() {
-	local srv=/tmp/rc-server.log cli=/tmp/rc-client.log pid rc=0
-	ip netns exec $NS_B timeout 120 ibv_rc_pingpong -d rb -g "$GB" "$@" \
-		> $srv 2>&1 &
-	pid=$!
-	wait_for 20 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '" || rc=1
-	if ((rc == 0)); then
-		ip netns exec $NS_A timeout 120 ibv_rc_pingpong -d ra -g "$GA" \
-			"$@" $IP_B > $cli 2>&1 || rc=1
-	fi
-	wait $pid || rc=1
-	if ((rc)) || ! grep -q 'iters in' $cli || ! grep -q 'iters in' $srv; then
-		echo "client:"; cat $cli; echo "server:"; cat $srv
-		return 1
-	fi
-}
+pingpong() { pingpong_pair ibv_rc_pingpong ra rb "$@"; }
 
 ok_if "ibv_rc_pingpong -c (4096 bytes, 200 iterations, validated)" pingpong -c -n 200
 ok_if "ibv_rc_pingpong -c -s 1" pingpong -c -s 1 -n 100

@@ -14,17 +14,6 @@ setup_two_hosts
 ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
 ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
 
-# gid_index DEV: index of DEV's IPv4-mapped GID (::ffff:a.b.c.d).
-gid_index() {
-	local f
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		if grep -q '^0000:0000:0000:0000:0000:ffff:' "$f"; then
-			basename "$f"
-			return 0
-		fi
-	done
-	return 1
-}
 wait_for 10 gid_index mra0
 wait_for 10 gid_index mrb0
 GA=$(gid_index mra0)
@@ -32,24 +21,7 @@ GB=$(gid_index mrb0)
 diag "GID index: mra0 $GA, mrb0 $GB"
 
 # pingpong ARGS...: server in mrb, client in mra, both with ARGS.
-pingpong() {
-	local srv=/tmp/pp-server.log cli=/tmp/pp-client.log pid rc=0
-	ip netns exec $NS_B timeout 120 ibv_ud_pingpong -d mrb0 -g "$GB" "$@" \
-		> $srv 2>&1 &
-	pid=$!
-	wait_for 20 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '" ||
-		rc=1
-	if ((rc == 0)); then
-		ip netns exec $NS_A timeout 120 ibv_ud_pingpong -d mra0 -g "$GA" \
-			"$@" $IP_B > $cli 2>&1 || rc=1
-	fi
-	wait $pid || rc=1
-	if ((rc)) || ! grep -q 'iters in' $cli || ! grep -q 'iters in' $srv; then
-		echo "client:"; cat $cli; echo "server:"; cat $srv
-		return 1
-	fi
-	grep 'iters in' $cli
-}
+pingpong() { pingpong_pair ibv_ud_pingpong mra0 mrb0 "$@"; }
 
 ok_if "ibv_ud_pingpong (defaults: 1024 bytes, 1000 iterations)" pingpong
 for s in 1 64 512 1000; do
