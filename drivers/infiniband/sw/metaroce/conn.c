@@ -4,8 +4,10 @@
  * RC QP that needs it with a CONNECT / CONNECT_ACK exchange, found on receive
  * by the Destination Connection ID, and guarded by a random token.
  *
- * This first cut runs one path per connection; the initiator sends data
- * only once the connection is ESTABLISHED (no pre-handshake packets).
+ * Its paths are created once the handshake tells the peer's limits; the
+ * initiator sends data only once the connection is ESTABLISHED (no
+ * pre-handshake packets).  One timer serves the handshake, every path's
+ * RTO, probe and reorder deadlines, pacing and RNR waits.
  */
 #include <linux/log2.h>
 #include <linux/random.h>
@@ -72,7 +74,7 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 		if (test_and_set_bit_lock(0, &conn->tx_busy))
 			return;
 		while ((skb = skb_dequeue(&conn->txq))) {
-			sport = mroce_cb(skb)->sport ?: conn->path.sport;
+			sport = mroce_cb(skb)->sport ?: conn->hs_sport;
 			mroce_xmit(conn->mdev, skb, &conn->local, &conn->peer,
 				   sport);
 		}
@@ -81,12 +83,37 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 	} while (!skb_queue_empty_lockless(&conn->txq));
 }
 
+/* (Re)arm the timer for the earliest deadline.  conn->lock held. */
 void mroce_conn_arm_timer(struct mroce_conn *conn)
 {
-	u32 us = conn->state == MROCE_CONN_CONNECTING ?
-		 mroce_rto_initial_us << conn->connect_tries : conn->path.rto_us;
+	ktime_t next = mroce_path_next_event(conn);
 
-	mod_timer(&conn->timer, jiffies + usecs_to_jiffies(us) + 1);
+	if (conn->hs_at && ktime_before(conn->hs_at, next))
+		next = conn->hs_at;
+	if (conn->wake_at && ktime_before(conn->wake_at, next))
+		next = conn->wake_at;
+	if (next == KTIME_MAX || conn->state == MROCE_CONN_FAILED)
+		return;
+	if (hrtimer_is_queued(&conn->timer) &&
+	    !ktime_before(next, hrtimer_get_expires(&conn->timer)))
+		return;
+	hrtimer_start_range_ns(&conn->timer, next, 20 * NSEC_PER_USEC,
+			       HRTIMER_MODE_ABS_SOFT);
+}
+
+/* Run the timer at when at the latest (pacing, RNR).  conn->lock held. */
+void mroce_conn_wake_at(struct mroce_conn *conn, ktime_t when)
+{
+	if (!conn->wake_at || ktime_before(when, conn->wake_at))
+		conn->wake_at = when;
+	mroce_conn_arm_timer(conn);
+}
+
+static void mroce_conn_hs_retry_at(struct mroce_conn *conn)
+{
+	conn->hs_at = ktime_add_us(ktime_get(), READ_ONCE(mroce_rto_initial_us)
+				   << conn->connect_tries);
+	mroce_conn_arm_timer(conn);
 }
 
 static void mroce_build_connect(struct mroce_conn *conn, u8 type,
@@ -108,12 +135,12 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	cx = (struct mroce_cx *)(skb->data + sizeof(struct mroce_bth));
 	cx->vmin_vmax = MROCE_VERSION << 4 | MROCE_VERSION;
 	cx->num_addrs = 1;
-	cx->caps = htons(MROCE_CAP_ATOMIC);
+	cx->caps = htons(MROCE_CAP_ATOMIC | MROCE_CAP_HINT);
 	cx->epoch = cpu_to_be64(mdev->epoch);
 	cx->token = cpu_to_be64(conn->local_token);
 	cx->guid = mdev->ibdev.node_guid;
 	cx->maxsh_rsvd = mroce_mtu_shift(READ_ONCE(mdev->active_mtu)) << 4;
-	cx->max_rx_paths = 1;
+	cx->max_rx_paths = MROCE_MAX_RX_PATHS;
 	cx->seg_win_shift = MROCE_SEG_WIN_SHIFT;
 	cx->rx_msg_slots = htonl(MROCE_RX_MSG_SLOTS);
 	cx->max_streams = htonl(MROCE_MAX_QP);
@@ -121,30 +148,39 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	__skb_queue_tail(q, skb);
 }
 
-static void mroce_conn_timer(struct timer_list *t)
+static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 {
-	struct mroce_conn *conn = from_timer(conn, t, timer);
+	struct mroce_conn *conn = container_of(t, struct mroce_conn, timer);
+	ktime_t now = ktime_get();
 	struct sk_buff_head q;
 
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&conn->lock);
+	if (conn->wake_at && !ktime_after(conn->wake_at, now))
+		conn->wake_at = 0;
 	if (conn->state == MROCE_CONN_CONNECTING) {
-		if (conn->connect_tries++ < MROCE_CONNECT_RETRIES) {
+		if (conn->hs_at && ktime_after(conn->hs_at, now)) {
+			/* not yet */
+		} else if (conn->connect_tries++ < MROCE_CONNECT_RETRIES) {
 			mroce_count(conn->mdev, CONNECT_RETRIES);
 			mroce_build_connect(conn, MROCE_T_CONNECT, &q);
-			mroce_conn_arm_timer(conn);
+			mroce_conn_hs_retry_at(conn);
 		} else {
+			conn->hs_at = 0;
 			conn->state = MROCE_CONN_FAILED;
 			mroce_count(conn->mdev, CONN_FAILED);
 			mroce_rc_kick_waiters(conn, &q);
 		}
 	} else if (conn->state == MROCE_CONN_ESTABLISHED) {
-		mroce_path_timeout(conn, &q);
+		mroce_path_timeout(conn, now, &q);
+		mroce_retx_flush(conn, &q);
 		mroce_rc_kick_waiters(conn, &q);
 	}
+	mroce_conn_arm_timer(conn);
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
 	mroce_conn_xmit(conn);
+	return HRTIMER_NORESTART;
 }
 
 static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
@@ -164,20 +200,16 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->local = *local;
 	conn->peer = *peer;
 	conn->css_shift = mroce_mtu_shift(READ_ONCE(mdev->active_mtu));
-	timer_setup(&conn->timer, mroce_conn_timer, 0);
+	hrtimer_init(&conn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	conn->timer.function = mroce_conn_timer;
 	xa_init(&conn->trackers);
 	skb_queue_head_init(&conn->txq);
 	INIT_LIST_HEAD(&conn->wait_qps);
+	INIT_LIST_HEAD(&conn->retxq);
+	conn->hs_sport = htons(0xc000 | (get_random_u32() & 0x3fff));
 	do {
 		get_random_bytes(&conn->local_token, sizeof(conn->local_token));
 	} while (!conn->local_token);
-
-	conn->path.id = 0;
-	conn->path.sport = htons(0xc000 | (get_random_u32() & 0x3fff));
-	conn->path.next_psn = get_random_u32();
-	conn->path.plw = conn->path.next_psn;
-	conn->path.cwnd = MROCE_INIT_CWND;
-	conn->path.rto_us = mroce_rto_initial_us;
 
 	/* Random CIDs, never 0 or ~0, unique on the device (spec 6.1.2). */
 	do {
@@ -241,7 +273,7 @@ int mroce_conn_attach(struct mroce_qp *qp)
 		conn->initiator = true;
 		conn->state = MROCE_CONN_CONNECTING;
 		mroce_build_connect(conn, MROCE_T_CONNECT, &q);
-		mroce_conn_arm_timer(conn);
+		mroce_conn_hs_retry_at(conn);
 	}
 	conn->streams++;
 	mroce_count(mdev, STREAMS_ACTIVE);
@@ -278,8 +310,11 @@ static void mroce_conn_free(struct mroce_conn *conn)
 	unsigned long idx;
 	void *t;
 
-	timer_shutdown_sync(&conn->timer);
+	hrtimer_cancel(&conn->timer);
 	skb_queue_purge(&conn->txq);
+	mroce_retx_drop_qp(conn, NULL);
+	mroce_paths_free(conn);
+	mroce_rxpaths_free(conn);
 	xa_for_each(&conn->trackers, idx, t)
 		kfree(t);
 	xa_destroy(&conn->trackers);
@@ -311,13 +346,18 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 
 	if ((cx->vmin_vmax >> 4) > MROCE_VERSION ||
 	    (cx->vmin_vmax & 0xf) < MROCE_VERSION || maxsh > 4 ||
-	    cx->seg_win_shift < 6 || cx->seg_win_shift > 16 || !cx->token)
+	    cx->seg_win_shift < 6 || cx->seg_win_shift > 16 || !cx->token ||
+	    !cx->max_rx_paths)
 		return -EINVAL;
+	if (conn->npaths && cx->max_rx_paths < conn->npaths)
+		return -EINVAL;		/* paths cannot be taken back */
 	conn->peer_cid = ntohl(bth->scid);
 	conn->peer_token = be64_to_cpu(cx->token);
 	conn->peer_epoch = be64_to_cpu(cx->epoch);
-	conn->css_shift = min(conn->css_shift, maxsh);
-	return 0;
+	if (!conn->npaths)
+		conn->css_shift = min(conn->css_shift, maxsh);
+	conn->peer_max_paths = cx->max_rx_paths;
+	return mroce_paths_create(conn);
 }
 
 static bool mroce_cx_len_ok(const struct mroce_bth *bth)
@@ -363,7 +403,8 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 		if (conn->state != MROCE_CONN_ESTABLISHED)
 			mroce_count(mdev, CONN_ESTABLISHED);
 		conn->state = MROCE_CONN_ESTABLISHED;
-		memset(&conn->rxpath, 0, sizeof(conn->rxpath));
+		conn->hs_at = 0;
+		mroce_rxpaths_free(conn);
 		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
 		mroce_rc_kick_waiters(conn, &q);
 	} else {
@@ -398,9 +439,9 @@ static void mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	conn->state = MROCE_CONN_ESTABLISHED;
-	memset(&conn->rxpath, 0, sizeof(conn->rxpath));
+	conn->hs_at = 0;
+	mroce_rxpaths_free(conn);
 	mroce_count(conn->mdev, CONN_ESTABLISHED);
-	mroce_conn_arm_timer(conn);
 	mroce_rc_kick_waiters(conn, q);
 }
 
@@ -440,7 +481,7 @@ static bool mroce_seq_hdr_ok(struct mroce_conn *conn,
 	u32 seg = 256U << shift;
 
 	if (bth->hdr_len * 4 != sizeof(*bth) + mroce_ext_len(bth->type) ||
-	    bth->path_id || shift > conn->css_shift || len > 0x80000000U)
+	    shift > conn->css_shift || len > 0x80000000U)
 		return false;
 	switch (bth->type) {
 	case MROCE_T_READ_REQ:
@@ -478,9 +519,9 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 	class = mroce_rxpath_accept(conn, skb);
 	if (class < 0)
 		return;		/* out of window: dropped and counted */
+	mroce_cc_rx_hint(conn, skb, true);
 	if (class == 0) {
 		/* Already processed: acknowledge again, do nothing else. */
-		mroce_count(conn->mdev, PATH_DUPLICATES);
 		mroce_send_ack(conn, skb, NULL, q);
 		return;
 	}
@@ -555,6 +596,10 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_rx_sequenced(conn, skb, &q);
 	} else if (bth->type == MROCE_T_ACK) {
 		mroce_path_rx_ack(conn, skb, &q);
+	} else if (bth->type == MROCE_T_PROBE) {
+		mroce_rx_probe(conn, skb, &q);
+	} else if (bth->type == MROCE_T_PROBE_REPLY) {
+		mroce_path_rx_probe_reply(conn, skb, &q);
 	} else if (bth->type == MROCE_T_NAK) {
 		if (bth->hdr_len * 4 == sizeof(*bth) + sizeof(struct mroce_nkx))
 			mroce_rc_rx_nak(conn, (void *)(bth + 1));
@@ -562,12 +607,41 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 			mroce_count(mdev, DROP_BAD_HEADER);
 		mroce_rc_kick_waiters(conn, &q);
 	} else {
-		/* PROBE, SYNC, CLOSE, RESET: not in this first cut. */
+		/* SYNC, CLOSE, RESET: not yet. */
 		mroce_count(mdev, DROP_BAD_HEADER);
 	}
 unlock:
+	mroce_conn_arm_timer(conn);
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
 	rcu_read_unlock();
 	mroce_conn_xmit(conn);
+}
+
+/*
+ * The plane's netdev changed state (spec 7.9): its paths fail at once when
+ * it goes down, and are probed at once when it comes back.  RTNL held.
+ */
+void mroce_conns_plane_event(struct mroce_dev *mdev, struct net_device *ndev)
+{
+	bool up = netif_running(ndev) && netif_carrier_ok(ndev);
+	struct mroce_conn *conn;
+	struct sk_buff_head q;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(conn, &mdev->conns, list) {
+		__skb_queue_head_init(&q);
+		spin_lock_bh(&conn->lock);
+		if (conn->state == MROCE_CONN_ESTABLISHED) {
+			if (up)
+				mroce_paths_plane_up(conn, &q);
+			else
+				mroce_paths_plane_down(conn, &q);
+			mroce_conn_arm_timer(conn);
+		}
+		mroce_conn_tx_commit(conn, &q);
+		spin_unlock_bh(&conn->lock);
+		mroce_conn_xmit(conn);
+	}
+	rcu_read_unlock();
 }

@@ -296,6 +296,8 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		ib_unregister_device_queued(&mdev->ibdev);
 	else
 		mroce_port_update(mdev, ndev);
+	if (!gone)
+		mroce_port_speed_update(mdev, ndev);
 	rtnl_unlock();
 	return gone ? -ENODEV : 0;
 

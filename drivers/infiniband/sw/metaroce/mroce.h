@@ -73,6 +73,10 @@ struct mroce_dev {
 	struct list_head conns;		/* struct mroce_conn, RCU */
 	struct xarray conn_xa;		/* local CID -> struct mroce_conn */
 
+	u32 link_mbps;			/* the netdev's speed; 0: unknown */
+	u32 hint_share;			/* fair share, Mb/s (spec 12.4.2) */
+	ktime_t hint_at;		/* when it was computed */
+
 	atomic_t num_ucontext;
 	atomic_t num_pd;
 	atomic_t num_cq;
@@ -97,6 +101,7 @@ extern struct workqueue_struct *mroce_wq;
 /* port.c */
 int mroce_active_mtu_bytes(struct mroce_dev *mdev);
 void mroce_port_update(struct mroce_dev *mdev, struct net_device *ndev);
+void mroce_port_speed_update(struct mroce_dev *mdev, struct net_device *ndev);
 int mroce_query_port(struct ib_device *ibdev, u32 port_num,
 		     struct ib_port_attr *attr);
 int mroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,

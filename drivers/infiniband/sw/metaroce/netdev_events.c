@@ -6,6 +6,7 @@
 #include <linux/netdevice.h>
 
 #include "mroce.h"
+#include "transport.h"
 
 static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 			      void *ptr)
@@ -31,6 +32,8 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_CHANGE:
 	case NETDEV_CHANGEMTU:
 		mroce_port_update(mdev, ndev);
+		mroce_port_speed_update(mdev, ndev);
+		mroce_conns_plane_event(mdev, ndev);
 		break;
 	default:
 		break;

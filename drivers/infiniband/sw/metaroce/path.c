@@ -1,433 +1,655 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Paths (spec 7 to 9): per-path sequence numbers, the path low watermark,
- * cumulative + 256-bit SACK acknowledgements, retransmission of exactly the
- * packets a SACK gap shows lost, and the retransmission timeout.
- *
- * A retransmission carries the old content under a new PSN; the old PSN is
- * resolved, and the PLW tells the receiver to stop waiting for it.
+ * Sender paths (spec 7): creation, entropy, the path state machine
+ * (ACTIVE, SUSPECT, PROBING, FAILED), probes, and the choice of path for
+ * each packet, which sprays a connection's packets over its ACTIVE paths.
+ * Acknowledgements and loss detection are in loss.c, windows in cc.c.
  */
-#include <linux/moduleparam.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
 
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
 
-unsigned int mroce_rto_initial_us = 5000;
-module_param_named(rto_initial_us, mroce_rto_initial_us, uint, 0644);
-MODULE_PARM_DESC(rto_initial_us, "RTO before the first RTT sample, us (default 5000)");
-
-unsigned int mroce_rto_min_us = 1000;
-module_param_named(rto_min_us, mroce_rto_min_us, uint, 0644);
-MODULE_PARM_DESC(rto_min_us, "Lower bound of the RTO, us (default 1000)");
-
-unsigned int mroce_rto_max_us = 200000;
-module_param_named(rto_max_us, mroce_rto_max_us, uint, 0644);
-MODULE_PARM_DESC(rto_max_us, "Upper bound of the RTO, us (default 200000)");
-
-static struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
+/* Maximum packet bytes: a full segment and the largest overhead (12.2.1). */
+u32 mroce_mpb(const struct mroce_conn *conn)
 {
-	return &path->win[psn % MROCE_TX_WINDOW];
+	return (256U << conn->css_shift) + MROCE_MTU_OVERHEAD;
 }
 
-bool mroce_path_has_room(struct mroce_conn *conn)
+/* The charge of a packet: its IP datagram length (spec 12.2.1). */
+u32 mroce_charge(const struct mroce_conn *conn, const struct mroce_txrec *rec)
 {
-	struct mroce_path *path = &conn->path;
+	u32 ip = ipv6_addr_v4mapped((const struct in6_addr *)conn->peer.raw) ?
+		 sizeof(struct iphdr) : sizeof(struct ipv6hdr);
 
-	return path->live < path->cwnd &&
-	       path->next_psn - path->plw < MROCE_TX_WINDOW;
+	return ip + sizeof(struct udphdr) + sizeof(struct mroce_bth) +
+	       mroce_ext_len(rec->type) + rec->plen + MROCE_CRC_LEN;
 }
 
-u32 mroce_ext_len(u8 type)
+static bool mroce_port_taken(const struct mroce_conn *conn,
+			     const struct mroce_path *path, u16 port)
 {
-	u32 sx = sizeof(struct mroce_sx);
+	int i;
 
-	switch (type) {
-	case MROCE_T_SEND:
-	case MROCE_T_READ_RESP:
-		return sx;
-	case MROCE_T_SEND_IMM:
-	case MROCE_T_SEND_INV:
-		return sx + 4;
-	case MROCE_T_WRITE:
-	case MROCE_T_READ_REQ:
-		return sx + sizeof(struct mroce_rx);
-	case MROCE_T_WRITE_IMM:
-		return sx + sizeof(struct mroce_rx) + 4;
-	case MROCE_T_ATOMIC_CS:
-	case MROCE_T_ATOMIC_FA:
-		return sx + sizeof(struct mroce_atx);
-	case MROCE_T_ATOMIC_RESP:
-		return sx + 8;
-	default:
-		return sx + 8;		/* STREAM_CLOSE */
+	for (i = 0; i < conn->npaths; i++)
+		if (conn->paths[i] && conn->paths[i] != path &&
+		    ntohs(conn->paths[i]->sport) == port)
+			return true;
+	for (i = 0; path && i < MROCE_OLD_PORTS; i++)
+		if (path->old_ports[i] == port)
+			return true;
+	return false;
+}
+
+/* A random port of [sport_min, sport_max] no other path uses (7.2). */
+static __be16 mroce_pick_sport(const struct mroce_conn *conn,
+			       const struct mroce_path *path)
+{
+	u32 lo = READ_ONCE(mroce_sport_min), hi = READ_ONCE(mroce_sport_max);
+	u16 port = 0;
+	int tries;
+
+	if (hi < lo + 63) {	/* an inconsistent pair: the defaults */
+		lo = 49152;
+		hi = 65535;
 	}
+	for (tries = 0; tries < 64; tries++) {
+		port = lo + get_random_u32_below(hi - lo + 1);
+		if (!mroce_port_taken(conn, path, port))
+			break;
+	}
+	return htons(port);
 }
 
-/* Build the sequenced packet of rec with PSN psn. */
-static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
-				       const struct mroce_txrec *rec, u32 psn,
-				       u16 extra_flags)
+/* Move path to fresh entropy (spec 7.7), remembering the port it leaves. */
+static void mroce_path_reroute(struct mroce_conn *conn,
+			       struct mroce_path *path)
 {
-	struct mroce_bth *bth;
-	struct mroce_sx *sx;
-	struct sk_buff *skb;
-	void *ext;
-
-	skb = mroce_conn_alloc_pkt(conn, rec->type, mroce_ext_len(rec->type),
-				   rec->plen);
-	if (!skb)
-		return NULL;
-	bth = (struct mroce_bth *)skb->data;
-	bth->flags = htons(rec->flags | extra_flags);
-	bth->path_id = conn->path.id;
-	bth->psn = htonl(psn);
-	bth->plw = htonl(conn->path.plw);
-	sx = (struct mroce_sx *)(bth + 1);
-	sx->segsh_dqpn = htonl((u32)rec->segshift << 28 | rec->dqpn);
-	sx->sqpn = htonl(rec->qp->ibqp.qp_num);
-	sx->ssn = htonl(rec->ssn);
-	sx->msn = htonl(rec->msn);
-	sx->msg_len = htonl(rec->msg_len);
-	sx->offset = htonl(rec->offset);
-	ext = sx + 1;
-
-	switch (rec->type) {
-	case MROCE_T_WRITE:
-	case MROCE_T_WRITE_IMM:
-	case MROCE_T_READ_REQ: {
-		struct mroce_rx *rx = ext;
-
-		rx->va = cpu_to_be64(rec->va);
-		rx->rkey = htonl(rec->rkey);
-		if (rec->type == MROCE_T_WRITE_IMM)
-			*(__be32 *)(rx + 1) = rec->imm;
-		break;
-	}
-	case MROCE_T_SEND_IMM:
-		*(__be32 *)ext = rec->imm;
-		break;
-	case MROCE_T_SEND_INV:
-		*(__be32 *)ext = htonl(rec->inv_rkey);
-		break;
-	case MROCE_T_ATOMIC_CS:
-	case MROCE_T_ATOMIC_FA: {
-		struct mroce_atx *atx = ext;
-
-		atx->va = cpu_to_be64(rec->va);
-		atx->swap_add = cpu_to_be64(rec->swap_add);
-		atx->compare = cpu_to_be64(rec->compare);
-		atx->rkey = htonl(rec->rkey);
-		break;
-	}
-	case MROCE_T_ATOMIC_RESP:
-		*(__be64 *)ext = cpu_to_be64(rec->swap_add);
-		break;
-	default:
-		break;
-	}
-	if (rec->plen &&
-	    mroce_rc_build_payload(conn, rec, skb->data + bth->hdr_len * 4)) {
-		kfree_skb(skb);
-		return NULL;
-	}
-	return skb;
+	path->old_ports[path->old_idx++ % MROCE_OLD_PORTS] = ntohs(path->sport);
+	path->sport = mroce_pick_sport(conn, path);
+	path->min_rtt_us = 0;
+	path->ent_sent = 0;
+	path->win_sent = 0;
+	path->win_lost = 0;
+	path->loss_pct = 0;
+	path->reroutes++;
+	mroce_count(conn->mdev, PATH_REROUTES);
 }
 
-static void mroce_path_emit(struct mroce_conn *conn,
-			    const struct mroce_txrec *rec, u8 tries,
-			    struct sk_buff_head *q)
+static void mroce_path_set_state(struct mroce_conn *conn,
+				 struct mroce_path *path,
+				 enum mroce_path_state state)
 {
-	struct mroce_path *path = &conn->path;
-	u32 psn = path->next_psn++;
-	struct mroce_inflight *f = mroce_slot(path, psn);
-	struct sk_buff *skb;
+	struct mroce_dev *mdev = conn->mdev;
 
-	f->rec = *rec;
-	refcount_inc(&rec->qp->ref);
-	f->psn = psn;
-	f->live = true;
-	f->tries = tries;
-	f->sent = ktime_get();
-	path->live++;
-	skb = mroce_build_seq(conn, rec, psn, tries > 1 ? MROCE_F_RETX : 0);
-	if (skb) {
-		__skb_queue_tail(q, skb);
-		mroce_count(conn->mdev, TX_DATA_PACKETS);
-		if (tries > 1)
-			mroce_count(conn->mdev, RETRANSMITS);
-	}
-	if (!timer_pending(&conn->timer))
-		mroce_conn_arm_timer(conn);
-}
-
-/* Send new content rec on the path.  The caller checked for room. */
-void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
-		     struct sk_buff_head *q)
-{
-	mroce_path_emit(conn, rec, 1, q);
-}
-
-/* The content of f is acknowledged, resent or abandoned: resolve f. */
-static void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f)
-{
-	f->live = false;
-	path->live--;
-	mroce_qp_put(f->rec.qp);
-}
-
-static void mroce_advance_plw(struct mroce_path *path)
-{
-	while (path->plw != path->next_psn &&
-	       !mroce_slot(path, path->plw)->live)
-		path->plw++;
+	if (path->state == state)
+		return;
+	if (path->state == MROCE_PATH_ACTIVE)
+		this_cpu_dec(mdev->stats->c[MROCE_CNT_PATHS_ACTIVE]);
+	if (state == MROCE_PATH_ACTIVE)
+		mroce_count(mdev, PATHS_ACTIVE);
+	else if (state == MROCE_PATH_SUSPECT)
+		mroce_count(mdev, PATH_SUSPECT);
+	else if (state == MROCE_PATH_FAILED)
+		mroce_count(mdev, PATH_FAILED);
+	path->state = state;
+	path->state_at = ktime_get();
+	if (state != MROCE_PATH_ACTIVE)
+		path->reo_at = 0;
 }
 
 /*
- * Resend the content of f under a new PSN, or give up on its message when
- * it has been sent retry_cnt + 1 times already (spec 9.3, 9.4).
+ * Create the connection's paths once the peer's limits are known
+ * (transition P1): paths_per_plane of them, at most the peer's Max Rx
+ * Paths.  Returns 0 if at least one path exists.
  */
-static void mroce_retransmit(struct mroce_conn *conn, struct mroce_inflight *f,
+int mroce_paths_create(struct mroce_conn *conn)
+{
+	u32 n = min3(READ_ONCE(mroce_paths_per_plane),
+		     (u32)conn->peer_max_paths, (u32)MROCE_MAX_PATHS);
+	struct mroce_path *path;
+	u32 i;
+
+	for (i = conn->npaths; i < n; i++) {
+		path = kzalloc(sizeof(*path), GFP_ATOMIC | __GFP_NOWARN);
+		if (!path)
+			break;
+		path->id = i;
+		path->state = MROCE_PATH_FAILED;	/* set_state counts */
+		path->sport = mroce_pick_sport(conn, path);
+		path->next_psn = get_random_u32();
+		path->plw = path->next_psn;
+		path->probe_id = get_random_u32();
+		path->high_acked = path->plw - 1;
+		path->rto_us = READ_ONCE(mroce_rto_initial_us);
+		mroce_cc_path_init(conn, path);
+		conn->paths[i] = path;
+		conn->npaths = i + 1;
+		mroce_path_set_state(conn, path, MROCE_PATH_ACTIVE);
+	}
+	return conn->npaths ? 0 : -ENOMEM;
+}
+
+void mroce_paths_free(struct mroce_conn *conn)
+{
+	int i;
+
+	for (i = 0; i < conn->npaths; i++) {
+		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
+			this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_PATHS_ACTIVE]);
+		kfree(conn->paths[i]);
+		conn->paths[i] = NULL;
+	}
+	conn->npaths = 0;
+}
+
+/* Effective RTO: the base RTO doubled per consecutive expiry (7.4). */
+static u32 mroce_eff_rto(const struct mroce_path *path)
+{
+	u64 rto = (u64)path->rto_us << min_t(u8, path->backoff, 16);
+
+	return min_t(u64, rto, READ_ONCE(mroce_rto_max_us));
+}
+
+/* The probe timeout of a path (spec 7.5). */
+static u32 mroce_probe_timeout(const struct mroce_conn *conn,
+			       const struct mroce_path *path)
+{
+	u32 pto = 0;
+	int i;
+
+	if (path->srtt_us)
+		return mroce_eff_rto(path);
+	for (i = 0; i < conn->npaths; i++)
+		if (conn->paths[i]->state == MROCE_PATH_ACTIVE &&
+		    conn->paths[i]->srtt_us)
+			pto = max(pto, mroce_eff_rto(conn->paths[i]));
+	return pto ?: READ_ONCE(mroce_rto_initial_us);
+}
+
+/* Send a PROBE on path (spec 7.6); in PROBING it is full size. */
+static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
 			     struct sk_buff_head *q)
 {
-	struct mroce_txrec rec = f->rec;
-	struct mroce_qp *qp = rec.qp;
-	u8 tries = f->tries;
+	bool mtu = path->state == MROCE_PATH_PROBING;
+	u32 pad = mtu ? (256U << conn->css_shift) + 24 : 0;
+	struct mroce_bth *bth;
+	struct mroce_pbx *pbx;
+	struct sk_buff *skb;
 
-	refcount_inc(&qp->ref);
-	mroce_resolve(&conn->path, f);
-	if (tries > qp->attr.retry_cnt) {
-		mroce_count(conn->mdev, RETRY_EXCEEDED);
-		mroce_rc_fail(conn, qp, rec.ssn, IB_WC_RETRY_EXC_ERR);
-	} else if (mroce_rc_still_needed(conn, &rec)) {
-		mroce_path_emit(conn, &rec, tries + 1, q);
-	}
-	mroce_qp_put(qp);
+	path->probe_at = ktime_get();
+	path->probe_psn = path->next_psn;
+	path->probe_id++;
+	path->probes_out++;
+	skb = mroce_conn_alloc_pkt(conn, MROCE_T_PROBE, sizeof(*pbx), pad);
+	if (!skb)
+		return;
+	bth = (struct mroce_bth *)skb->data;
+	bth->path_id = path->id;
+	bth->psn = htonl(path->next_psn);
+	bth->plw = htonl(path->plw);
+	pbx = (struct mroce_pbx *)(bth + 1);
+	pbx->probe_id = htonl(path->probe_id);
+	pbx->probe_flags = mtu ? MROCE_PBF_MTU : 0;
+	pbx->timestamp = cpu_to_be64(ktime_to_ns(path->probe_at));
+	memset(pbx + 1, 0, pad);
+	mroce_cb(skb)->sport = path->sport;
+	__skb_queue_tail(q, skb);
+	mroce_count(conn->mdev, PROBES_SENT);
 }
 
-/* RTO = SRTT + 4 RTTVAR within the configured bounds (RFC 6298). */
-static void mroce_rto_update(struct mroce_path *path)
+/* Leave the current entropy and probe the new one (P8, P10, P12). */
+static void mroce_path_probe_new(struct mroce_conn *conn,
+				 struct mroce_path *path,
+				 struct sk_buff_head *q)
 {
-	path->rto_us = clamp(path->srtt_us + 4 * path->rttvar_us,
-			     READ_ONCE(mroce_rto_min_us),
-			     READ_ONCE(mroce_rto_max_us));
-	path->backoff = 0;
+	if (path->state != MROCE_PATH_PROBING)
+		path->entropies = 0;
+	mroce_path_set_state(conn, path, MROCE_PATH_PROBING);
+	mroce_path_reroute(conn, path);
+	path->entropies++;
+	path->probes_out = 0;
+	mroce_send_probe(conn, path, q);
 }
 
-static void mroce_rtt_sample(struct mroce_path *path, ktime_t sent)
+static u32 mroce_paths_active(const struct mroce_conn *conn)
 {
-	u32 r = ktime_us_delta(ktime_get(), sent);
-	u32 err;
+	u32 n = 0;
+	int i;
 
-	if (!path->srtt_us) {
-		path->srtt_us = r;
-		path->rttvar_us = r / 2;
-	} else {
-		err = abs((s32)(path->srtt_us - r));
-		path->rttvar_us = (3 * path->rttvar_us + err) / 4;
-		path->srtt_us = (7 * path->srtt_us + r) / 8;
-	}
-	mroce_rto_update(path);
+	for (i = 0; i < conn->npaths; i++)
+		n += conn->paths[i]->state == MROCE_PATH_ACTIVE;
+	return n;
 }
 
-/* An ACK for one of our paths (spec 8, 9.2). */
-void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
-		       struct sk_buff_head *q)
+/* Transition P3: the RTO of an ACTIVE path expired (spec 9.2.4). */
+static void mroce_path_rto(struct mroce_conn *conn, struct mroce_path *path,
+			   struct sk_buff_head *q)
+{
+	mroce_count(conn->mdev, RTO_TIMEOUTS);
+	path->backoff++;
+	mroce_path_set_state(conn, path, MROCE_PATH_SUSPECT);
+	mroce_cc_on_rto(conn, path);
+	mroce_declare_all_lost(conn, path, q);
+	path->probes_out = 0;
+	mroce_send_probe(conn, path, q);
+}
+
+/* Reorder timer expiry (spec 9.2.2). */
+static void mroce_path_reorder_expired(struct mroce_conn *conn,
+				       struct mroce_path *path, ktime_t now,
+				       struct sk_buff_head *q)
+{
+	s64 reo = max_t(u32, path->srtt_us / 4, 5);
+	struct mroce_inflight *f;
+	u32 psn;
+
+	bool lost = false;
+
+	path->reo_at = 0;
+	for (psn = path->plw; mroce_seq_diff(path->high_acked, psn) > 0; psn++) {
+		f = mroce_slot(path, psn);
+		if (f->live && ktime_us_delta(now, f->sent) >= reo) {
+			mroce_count(conn->mdev, FAST_RETRANSMITS);
+			mroce_declare_lost(conn, path, f, q);
+			lost = true;
+		} else if (f->live && !path->reo_at) {
+			path->reo_at = ktime_add_us(f->sent, reo);
+		}
+	}
+	mroce_advance_plw(path);
+	if (lost)
+		mroce_cc_on_loss(conn, path);
+}
+
+static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
+			    ktime_t now, bool short_failed,
+			    struct sk_buff_head *q)
+{
+	s64 pto = mroce_probe_timeout(conn, path);
+	s64 since_probe = ktime_us_delta(now, path->probe_at);
+
+	switch (path->state) {
+	case MROCE_PATH_ACTIVE:
+		if (path->reo_at && ktime_compare(now, path->reo_at) >= 0)
+			mroce_path_reorder_expired(conn, path, now, q);
+		if (path->live &&
+		    ktime_us_delta(now, path->rto_from) >= mroce_eff_rto(path))
+			mroce_path_rto(conn, path, q);
+		break;
+	case MROCE_PATH_SUSPECT:
+		if (since_probe < pto)
+			break;
+		if (path->probes_out < READ_ONCE(mroce_suspect_probes)) {
+			path->backoff++;		/* P7 */
+			mroce_send_probe(conn, path, q);
+		} else {
+			mroce_path_probe_new(conn, path, q);	/* P8 */
+		}
+		break;
+	case MROCE_PATH_PROBING:
+		if (since_probe < pto)
+			break;
+		if (path->entropies < READ_ONCE(mroce_probe_max_attempts))
+			mroce_path_probe_new(conn, path, q);	/* P10 */
+		else
+			mroce_path_set_state(conn, path, MROCE_PATH_FAILED);
+		break;
+	case MROCE_PATH_FAILED:
+		if (short_failed ? since_probe >= pto :
+		    ktime_ms_delta(now, path->state_at) >=
+		    READ_ONCE(mroce_failed_probe_interval_ms))
+			mroce_path_probe_new(conn, path, q);	/* P12 */
+		break;
+	}
+}
+
+/* The connection timer fired: run every path's timers (spec 7.5, 9.2). */
+void mroce_path_timeout(struct mroce_conn *conn, ktime_t now,
+			struct sk_buff_head *q)
+{
+	bool short_failed;
+	int i;
+
+	for (i = 0; i < conn->npaths; i++) {
+		/* Fewer than min_active_paths: probe failed ones at once. */
+		short_failed = mroce_paths_active(conn) <
+			       READ_ONCE(mroce_min_active_paths);
+		mroce_path_tick(conn, conn->paths[i], now, short_failed, q);
+	}
+}
+
+/* When the connection timer must next run for the paths. */
+ktime_t mroce_path_next_event(struct mroce_conn *conn)
+{
+	bool short_failed = mroce_paths_active(conn) <
+			    READ_ONCE(mroce_min_active_paths);
+	ktime_t next = KTIME_MAX, t;
+	struct mroce_path *path;
+	int i;
+
+	for (i = 0; i < conn->npaths; i++) {
+		path = conn->paths[i];
+		t = KTIME_MAX;
+		switch (path->state) {
+		case MROCE_PATH_ACTIVE:
+			if (path->live)
+				t = ktime_add_us(path->rto_from,
+						 mroce_eff_rto(path));
+			if (path->reo_at && ktime_before(path->reo_at, t))
+				t = path->reo_at;
+			break;
+		case MROCE_PATH_SUSPECT:
+		case MROCE_PATH_PROBING:
+			t = ktime_add_us(path->probe_at,
+					 mroce_probe_timeout(conn, path));
+			break;
+		case MROCE_PATH_FAILED:
+			t = short_failed ?
+			    ktime_add_us(path->probe_at,
+					 mroce_probe_timeout(conn, path)) :
+			    ktime_add_ms(path->state_at,
+					 READ_ONCE(mroce_failed_probe_interval_ms));
+			break;
+		}
+		if (ktime_before(t, next))
+			next = t;
+	}
+	return next;
+}
+
+/* A PROBE_REPLY for one of our paths (spec 7.6, 9.2.3). */
+void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
+			       struct sk_buff_head *q)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
-	const struct mroce_akx *akx = (const struct mroce_akx *)(bth + 1);
-	const struct mroce_sr *sr = (const struct mroce_sr *)(akx + 1);
-	struct mroce_path *path = &conn->path;
-	struct mroce_inflight *f;
-	u32 cum, psn, highest, i;
-	bool any = false;
+	const struct mroce_pbx *pbx = (const struct mroce_pbx *)(bth + 1);
+	const struct mroce_akx *akx = (const struct mroce_akx *)(pbx + 1);
+	struct mroce_path *path;
+	u32 id = ntohl(pbx->probe_id);
+	s64 rtt;
 
-	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*akx) + 16 * akx->num_sr ||
-	    bth->path_id != path->id || akx->num_sr > 58) {
+	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*pbx) + sizeof(*akx) ||
+	    bth->payload_len || akx->num_sr || bth->path_id >= conn->npaths) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
 	}
-	mroce_count(conn->mdev, ACKS_RCVD);
-	cum = ntohl(akx->cum_psn);
-	if (!(akx->ack_flags & MROCE_ACKF_NO_STATE)) {
-		/* Nothing at or beyond next_psn can be acknowledged. */
-		if (mroce_seq_diff(path->next_psn, cum) <= 0 ||
-		    mroce_seq_diff(path->next_psn, cum) > 65536) {
-			mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
-			return;
-		}
-		highest = cum;
-		for (psn = path->plw; psn != path->next_psn; psn++) {
-			f = mroce_slot(path, psn);
-			i = psn - cum - 1;
-			if (mroce_seq_diff(psn, cum) <= 0 ||
-			    (i < MROCE_SACK_BITS &&
-			     (akx->sack[i / 8] & (0x80 >> (i % 8))))) {
-				if (mroce_seq_diff(psn, highest) > 0)
-					highest = psn;
-				if (f->live) {
-					if (f->tries == 1)
-						mroce_rtt_sample(path, f->sent);
-					mroce_resolve(path, f);
-					any = true;
-				}
-			}
-		}
-		/* A live packet below a SACKed one was lost: resend it now. */
-		for (psn = path->plw; mroce_seq_diff(highest, psn) > 0; psn++) {
-			f = mroce_slot(path, psn);
-			if (f->live) {
-				mroce_count(conn->mdev, FAST_RETRANSMITS);
-				mroce_retransmit(conn, f, q);
-			}
-		}
-		mroce_advance_plw(path);
-		if (any && path->srtt_us)	/* progress undoes the backoff */
-			mroce_rto_update(path);
-		if (ntohs(bth->flags) & MROCE_F_ECE)
-			mroce_count(conn->mdev, ECN_CE_REPORTED);
+	path = conn->paths[bth->path_id];
+	/* Only an answer to this entropy's recent probes counts (7.6). */
+	if (path->state == MROCE_PATH_FAILED ||
+	    mroce_seq_diff(path->probe_id, id) < 0 ||
+	    mroce_seq_diff(path->probe_id, id) >= path->probes_out ||
+	    ktime_us_delta(ktime_get(), path->probe_at) >
+	    READ_ONCE(mroce_rto_max_us)) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return;
 	}
-	for (i = 0; i < akx->num_sr; i++)
-		mroce_rc_rx_sr(conn, &sr[i]);
-	if (any || akx->num_sr)
-		mroce_rc_kick_waiters(conn, q);
-	if (path->live)
-		mroce_conn_arm_timer(conn);
+	mroce_count(conn->mdev, PROBE_REPLIES_RCVD);
+	mroce_count(conn->mdev, ACKS_RCVD);
+	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
+	if (!mroce_loss_process_akx(conn, path, akx, true, q))
+		return;		/* an ACK that does not fit the path */
+	if (id == path->probe_id) {
+		rtt = ktime_us_delta(ktime_get(),
+				     ns_to_ktime(be64_to_cpu(pbx->timestamp)));
+		if (rtt > 0 && rtt < READ_ONCE(mroce_rto_max_us))
+			mroce_rtt_sample(path, rtt);
+	}
+	if (path->state != MROCE_PATH_ACTIVE) {	/* P6, P9 */
+		mroce_path_set_state(conn, path, MROCE_PATH_ACTIVE);
+		mroce_cc_path_restart(conn, path);
+		path->backoff = 0;
+		path->rto_from = ktime_get();
+	}
+	path->probes_out = 0;
+	path->entropies = 0;
+	mroce_retx_flush(conn, q);
+	mroce_rc_kick_waiters(conn, q);
+}
+
+/* The plane went down: every path fails at once (P5, MRC-PATH-024). */
+void mroce_paths_plane_down(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	struct mroce_path *path;
+	int i;
+
+	for (i = 0; i < conn->npaths; i++) {
+		path = conn->paths[i];
+		if (path->state == MROCE_PATH_FAILED)
+			continue;
+		mroce_path_set_state(conn, path, MROCE_PATH_FAILED);
+		mroce_declare_all_lost(conn, path, q);
+	}
+}
+
+/* The plane came up: probe its failed paths at once (P12, MRC-PATH-037). */
+void mroce_paths_plane_up(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	int i;
+
+	for (i = 0; i < conn->npaths; i++)
+		if (conn->paths[i]->state == MROCE_PATH_FAILED)
+			mroce_path_probe_new(conn, conn->paths[i], q);
+}
+
+static int mroce_cmp_u32(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Transition P4: a path losing far more than the others moves (7.7). */
+static void mroce_path_loss_window(struct mroce_conn *conn,
+				   struct mroce_path *path)
+{
+	u32 pct[MROCE_MAX_PATHS], n = 0, median;
+	int i;
+
+	path->loss_pct = path->win_lost * 100 / path->win_sent;
+	path->win_sent = 0;
+	path->win_lost = 0;
+	if (path->ent_sent < READ_ONCE(mroce_loss_window_pkts) ||
+	    path->loss_pct <= READ_ONCE(mroce_path_loss_thresh_pct))
+		return;
+	for (i = 0; i < conn->npaths; i++)
+		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
+			pct[n++] = conn->paths[i]->loss_pct;
+	if (!n)
+		return;
+	sort(pct, n, sizeof(pct[0]), mroce_cmp_u32, NULL);
+	median = pct[n / 2];
+	if (path->loss_pct > 2 * median) {
+		mroce_path_reroute(conn, path);
+		mroce_cc_path_restart(conn, path);
+	}
+}
+
+/* Account a packet sent on path for its loss rate (spec 7.7). */
+static void mroce_path_count_sent(struct mroce_conn *conn,
+				  struct mroce_path *path)
+{
+	path->tx_pkts++;
+	path->ent_sent++;
+	if (++path->win_sent >= READ_ONCE(mroce_loss_window_pkts))
+		mroce_path_loss_window(conn, path);
+}
+
+static bool mroce_path_psn_room(const struct mroce_path *path)
+{
+	return path->state == MROCE_PATH_ACTIVE &&
+	       path->next_psn - path->plw < MROCE_TX_WINDOW;
 }
 
 /*
- * The retransmission timer fired (spec 9.4).  Resend only the oldest
- * overdue packet: its acknowledgment SACKs past whatever else was lost, and
- * those losses are then resent one by one; resending the whole window
- * would mostly repeat packets that are only late.
+ * The path for a packet of charge bytes (spec 7.8): among the ACTIVE paths
+ * whose window allows it, the lowest (bytes in flight + charge) / cwnd,
+ * ties to the lowest srtt, starting after the last path used so equal
+ * paths take turns.  Avoid is a path not to use if another one can.
  */
-void mroce_path_timeout(struct mroce_conn *conn, struct sk_buff_head *q)
+static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
+				     int avoid)
 {
-	struct mroce_path *path = &conn->path;
-	struct mroce_inflight *f;
-	u32 psn;
+	struct mroce_path *best = NULL, *p;
+	u64 score, best_score = 0;
+	int i, n = conn->npaths;
 
-	for (psn = path->plw; psn != path->next_psn; psn++) {
-		f = mroce_slot(path, psn);
-		if (!f->live)
+	for (i = 1; i <= n; i++) {
+		p = conn->paths[(conn->last_path + i) % n];
+		if (!mroce_path_psn_room(p) || !mroce_cc_window_ok(p, charge) ||
+		    (p->id == avoid && n > 1))
 			continue;
-		if (ktime_us_delta(ktime_get(), f->sent) >= (s64)path->rto_us) {
-			mroce_count(conn->mdev, RTO_TIMEOUTS);
-			path->rto_us = min_t(u32, path->rto_us * 2,
-					     READ_ONCE(mroce_rto_max_us));
-			mroce_retransmit(conn, f, q);
+		score = div_u64((u64)(p->bif + charge) << 16, max(p->cwnd, 1U));
+		if (!best || score < best_score ||
+		    (score == best_score && p->srtt_us < best->srtt_us)) {
+			best = p;
+			best_score = score;
 		}
-		break;
 	}
-	mroce_advance_plw(path);
-	if (path->live)
-		mroce_conn_arm_timer(conn);
+	if (!best && avoid >= 0 && avoid < n &&
+	    mroce_path_psn_room(conn->paths[avoid]) &&
+	    mroce_cc_window_ok(conn->paths[avoid], charge))
+		best = conn->paths[avoid];
+	return best;
 }
 
-/* Forget every packet of qp (it is being destroyed or reset). */
+/* May a stream send a new packet now?  Lost content goes first. */
+bool mroce_path_has_room(struct mroce_conn *conn)
+{
+	u32 mpb = mroce_mpb(conn);
+
+	if (conn->state != MROCE_CONN_ESTABLISHED || !list_empty(&conn->retxq))
+		return false;
+	if (!mroce_pick(conn, mpb, -1)) {
+		conn->backlog = true;
+		return false;
+	}
+	if (!mroce_cc_pace_ok(conn, mpb)) {
+		conn->backlog = true;
+		return false;
+	}
+	return true;
+}
+
+/* Queue content for a path that can take it (spec 9.3). */
+static void mroce_retx_queue(struct mroce_conn *conn,
+			     const struct mroce_txrec *rec, u8 tries, u8 from)
+{
+	struct mroce_retx *r;
+
+	r = kmalloc(sizeof(*r), GFP_ATOMIC | __GFP_NOWARN);
+	if (!r) {
+		/* Nowhere to keep it: the stream's retry recovers it. */
+		mroce_count(conn->mdev, DROP_NO_RESOURCE);
+		return;
+	}
+	r->rec = *rec;
+	refcount_inc(&rec->qp->ref);
+	r->tries = tries;
+	r->from = from;
+	list_add_tail(&r->list, &conn->retxq);
+	conn->nretx++;
+}
+
+/*
+ * Send content on the best path: new content (tries 1) or content declared
+ * lost on path from (tries > 1), which avoids that path if it can.
+ */
+static void mroce_path_carry(struct mroce_conn *conn,
+			     const struct mroce_txrec *rec, u8 tries, int from,
+			     struct sk_buff_head *q)
+{
+	struct mroce_path *path;
+	u32 charge = mroce_charge(conn, rec);
+
+	path = mroce_pick(conn, charge, from);
+	if (!path) {
+		mroce_retx_queue(conn, rec, tries, from < 0 ? 0 : from);
+		return;
+	}
+	conn->last_path = path->id;
+	mroce_cc_pace_charge(conn, charge);
+	mroce_path_emit(conn, path, rec, tries,
+			tries > 1 ? MROCE_F_RETX : 0, q);
+	mroce_path_count_sent(conn, path);
+	if (tries > 1) {
+		path->retx_pkts++;
+		mroce_count(conn->mdev, RETRANSMITS);
+	}
+}
+
+/* Send new content rec (spec 7.8).  The caller checked for room. */
+void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
+		     struct sk_buff_head *q)
+{
+	conn->backlog = false;
+	mroce_path_carry(conn, rec, 1, -1, q);
+}
+
+/* Resend content declared lost on path from, or queue it (spec 9.3). */
+void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
+		       u8 tries, u8 from, struct sk_buff_head *q)
+{
+	if (!list_empty(&conn->retxq))
+		mroce_retx_queue(conn, rec, tries, from);
+	else
+		mroce_path_carry(conn, rec, tries, from, q);
+}
+
+/* Send queued lost content while paths can take it, oldest first. */
+void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	struct mroce_retx *r;
+	struct mroce_path *path;
+
+	while ((r = list_first_entry_or_null(&conn->retxq, struct mroce_retx,
+					     list))) {
+		path = mroce_pick(conn, mroce_charge(conn, &r->rec), r->from);
+		if (!path)
+			return;
+		list_del(&r->list);
+		conn->nretx--;
+		if (mroce_rc_still_needed(conn, &r->rec))
+			mroce_path_carry(conn, &r->rec, r->tries, r->from, q);
+		mroce_qp_put(r->rec.qp);
+		kfree(r);
+	}
+}
+
+/* Forget queued lost content of qp (it is being destroyed or reset). */
+void mroce_retx_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct mroce_retx *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &conn->retxq, list) {
+		if (qp && r->rec.qp != qp)
+			continue;
+		list_del(&r->list);
+		conn->nretx--;
+		mroce_qp_put(r->rec.qp);
+		kfree(r);
+	}
+}
+
+/* Forget every packet of qp on every path (it is being destroyed). */
 void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp)
 {
-	struct mroce_path *path = &conn->path;
 	struct mroce_inflight *f;
+	struct mroce_path *path;
 	u32 psn;
+	int i;
 
-	for (psn = path->plw; psn != path->next_psn; psn++) {
-		f = mroce_slot(path, psn);
-		if (f->live && f->rec.qp == qp)
-			mroce_resolve(path, f);
+	for (i = 0; i < conn->npaths; i++) {
+		path = conn->paths[i];
+		for (psn = path->plw; psn != path->next_psn; psn++) {
+			f = mroce_slot(path, psn);
+			if (f->live && f->rec.qp == qp)
+				mroce_resolve(path, f);
+		}
+		mroce_advance_plw(path);
 	}
-	mroce_advance_plw(path);
-}
-
-static void mroce_rxpath_advance(struct mroce_rxpath *rx, u32 n)
-{
-	if (n >= MROCE_SACK_BITS)
-		bitmap_zero(rx->sack, MROCE_SACK_BITS);
-	else
-		bitmap_shift_right(rx->sack, rx->sack, n, MROCE_SACK_BITS);
-	rx->cum += n;
-}
-
-static void mroce_rxpath_settle(struct mroce_rxpath *rx)
-{
-	u32 n = find_first_zero_bit(rx->sack, MROCE_SACK_BITS);
-
-	if (n)
-		mroce_rxpath_advance(rx, n);
-}
-
-/*
- * Receiver side of a sequenced packet (spec 7.3.2): apply its PLW, then
- * classify its PSN.  Returns 1 for a new packet (now recorded), 0 for one
- * already received, -1 for one outside the window (dropped and counted).
- */
-int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
-{
-	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
-	struct mroce_rxpath *rx = &conn->rxpath;
-	u32 psn = ntohl(bth->psn), plw = ntohl(bth->plw);
-	s32 d;
-
-	if (!rx->valid) {
-		rx->valid = true;
-		rx->cum = plw - 1;
-		bitmap_zero(rx->sack, MROCE_SACK_BITS);
-	}
-	d = mroce_seq_diff(plw - 1, rx->cum);
-	if (d > 65536 || mroce_seq_diff(psn, plw) < 0 ||
-	    mroce_seq_diff(psn, plw) >= MROCE_TX_WINDOW) {
-		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
-		return -1;
-	}
-	if (d > 0) {
-		mroce_rxpath_advance(rx, d);
-		mroce_rxpath_settle(rx);
-	}
-	d = mroce_seq_diff(psn, rx->cum);
-	if (d > MROCE_SACK_BITS) {
-		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
-		return -1;
-	}
-	rx->rx_count++;
-	if (mroce_rx_ce(skb))
-		rx->ce_count++;
-	if (d <= 0 || test_bit(d - 1, rx->sack))
-		return 0;
-	if (d > 1)
-		mroce_count(conn->mdev, PATH_REORDER);
-	set_bit(d - 1, rx->sack);
-	mroce_rxpath_settle(rx);
-	return 1;
-}
-
-/* Acknowledge the peer's path, with qp's stream record if qp (spec 8). */
-void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
-		    struct mroce_qp *qp, struct sk_buff_head *q)
-{
-	struct mroce_rxpath *rx = &conn->rxpath;
-	struct mroce_bth *bth;
-	struct mroce_akx *akx;
-	struct sk_buff *skb;
-	u32 i;
-
-	skb = mroce_conn_alloc_pkt(conn, MROCE_T_ACK,
-				   sizeof(*akx) + (qp ? sizeof(struct mroce_sr) : 0), 0);
-	if (!skb)
-		return;
-	bth = (struct mroce_bth *)skb->data;
-	bth->psn = htonl(conn->ack_seq++);
-	bth->path_id = ((const struct mroce_bth *)in->data)->path_id;
-	akx = (struct mroce_akx *)(bth + 1);
-	akx->cum_psn = htonl(rx->cum);
-	akx->ce_count = htonl(rx->ce_count);
-	akx->rx_count = htonl(rx->rx_count);
-	for_each_set_bit(i, rx->sack, MROCE_SACK_BITS)
-		akx->sack[i / 8] |= 0x80 >> (i % 8);
-	if (qp) {
-		akx->num_sr = 1;
-		mroce_rc_fill_sr(qp, (struct mroce_sr *)(akx + 1));
-	}
-	mroce_reply_to(skb, in);
-	__skb_queue_tail(q, skb);
-	mroce_count(conn->mdev, ACKS_SENT);
+	mroce_retx_drop_qp(conn, qp);
 }

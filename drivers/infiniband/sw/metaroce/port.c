@@ -4,6 +4,8 @@
  * path MTU follows the netdev's MTU.  GIDs come from the netdev's addresses
  * through ib_core's RoCE GID management.
  */
+#include <linux/ethtool.h>
+#include <linux/rtnetlink.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
@@ -54,6 +56,22 @@ void mroce_port_update(struct mroce_dev *mdev, struct net_device *ndev)
 	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
 					     IB_EVENT_PORT_ERR;
 	ib_dispatch_event(&ev);
+}
+
+/*
+ * The link speed of ndev in Mb/s for the rate hint (spec 12.4.1), 0 when
+ * the netdev does not know it.  RTNL held.
+ */
+void mroce_port_speed_update(struct mroce_dev *mdev, struct net_device *ndev)
+{
+	struct ethtool_link_ksettings ks = {};
+	u32 mbps = 0;
+
+	ASSERT_RTNL();
+	if (!__ethtool_get_link_ksettings(ndev, &ks) &&
+	    ks.base.speed != SPEED_UNKNOWN)
+		mbps = ks.base.speed;
+	WRITE_ONCE(mdev->link_mbps, mbps);
 }
 
 int mroce_query_port(struct ib_device *ibdev, u32 port_num,

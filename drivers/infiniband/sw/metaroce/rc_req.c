@@ -248,8 +248,8 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 	while (READ_ONCE(qp->state) == IB_QPS_RTS) {
 		if (time_before(jiffies, st->rnr_until)) {
 			mroce_wait(conn, qp);
-			if (!timer_pending(&conn->timer))
-				mod_timer(&conn->timer, st->rnr_until + 1);
+			mroce_conn_wake_at(conn, ktime_add_us(ktime_get(),
+				jiffies_to_usecs(st->rnr_until - jiffies) + 1));
 			return;
 		}
 		if (st->send_idx == qp->sq.fetch && !mroce_rc_fetch(qp)) {

@@ -11,8 +11,8 @@
 #define MROCE_TRANSPORT_H
 
 #include <linux/bitmap.h>
+#include <linux/hrtimer.h>
 #include <linux/skbuff.h>
-#include <linux/timer.h>
 #include <linux/udp.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
@@ -26,12 +26,39 @@ struct mroce_qp;
 #define MROCE_SEG_WIN_SHIFT	11
 #define MROCE_SEG_WIN		BIT(MROCE_SEG_WIN_SHIFT)
 #define MROCE_RX_MSG_SLOTS	1024
-/* Retransmission timeout bounds (spec 9.4, 17), module parameters. */
+#define MROCE_CONNECT_RETRIES	6
+#define MROCE_MAX_PATHS		64	/* sender paths of a connection */
+#define MROCE_MAX_RX_PATHS	64	/* our Max Rx Paths (spec 5.5.12) */
+#define MROCE_MTU_OVERHEAD	124	/* spec 4.6 */
+#define MROCE_OLD_PORTS		16	/* abandoned entropies remembered */
+
+/* Tunables (spec 17), module parameters in tunables.c. */
 extern unsigned int mroce_rto_initial_us;
 extern unsigned int mroce_rto_min_us;
 extern unsigned int mroce_rto_max_us;
-#define MROCE_CONNECT_RETRIES	6
-#define MROCE_INIT_CWND		64
+extern unsigned int mroce_paths_per_plane;
+extern unsigned int mroce_min_active_paths;
+extern unsigned int mroce_reorder_thresh;
+extern unsigned int mroce_suspect_probes;
+extern unsigned int mroce_probe_max_attempts;
+extern unsigned int mroce_failed_probe_interval_ms;
+extern unsigned int mroce_loss_window_pkts;
+extern unsigned int mroce_path_loss_thresh_pct;
+extern unsigned int mroce_init_cwnd_pkts;
+extern unsigned int mroce_cwnd_min_pkts;
+extern unsigned int mroce_max_cwnd_pkts;
+extern unsigned int mroce_ai_pkts;
+extern unsigned int mroce_dctcp_g_shift;
+extern unsigned int mroce_pace_burst_pkts;
+extern unsigned int mroce_loss_is_congestion;
+extern unsigned int mroce_ecn;
+extern unsigned int mroce_rx_capacity_mbps;
+extern unsigned int mroce_rx_target_util_pct;
+extern unsigned int mroce_hint_active_us;
+extern unsigned int mroce_hint_interval_us;
+extern unsigned int mroce_hint_ttl_ms;
+extern unsigned int mroce_sport_min;
+extern unsigned int mroce_sport_max;
 
 /* Serial number arithmetic (spec 2.3): a - b as a signed distance. */
 static inline s32 mroce_seq_diff(u32 a, u32 b)
@@ -89,32 +116,90 @@ struct mroce_txrec {
 struct mroce_inflight {
 	struct mroce_txrec rec;
 	u32 psn;
-	bool live;		/* sent and not yet acknowledged nor resent */
+	u32 charge;		/* IP bytes, counted in the path's bytes in flight */
+	bool live;		/* sent and not yet acknowledged nor declared lost */
 	u8 tries;		/* transmissions of this content so far */
 	ktime_t sent;
 };
 
-/* The sender side of a path (spec 7). */
+/* Content declared lost, waiting for a path to carry it again (spec 9.3). */
+struct mroce_retx {
+	struct list_head list;
+	struct mroce_txrec rec;	/* holds a reference on rec.qp */
+	u8 tries;
+	u8 from;		/* the path that lost it */
+};
+
+enum mroce_path_state {
+	MROCE_PATH_ACTIVE,
+	MROCE_PATH_SUSPECT,
+	MROCE_PATH_PROBING,
+	MROCE_PATH_FAILED,
+};
+
+/* The sender side of a path (spec 7, 9, 12). */
 struct mroce_path {
 	u8 id;
+	u8 state;		/* enum mroce_path_state */
 	__be16 sport;		/* entropy */
 	u32 next_psn;
 	u32 plw;		/* lowest PSN not yet resolved */
 	u32 live;		/* packets in flight */
-	u32 cwnd;		/* packets */
+	u32 bif;		/* bytes in flight */
+	/* loss detection (spec 9.2) */
+	u32 high_acked;		/* highest PSN acknowledged */
+	ktime_t reo_at;		/* reorder timer; 0: not armed */
+	ktime_t rto_from;	/* the RTO runs from the later of send and progress */
+	/* RTT (spec 7.4) */
 	u32 srtt_us;
 	u32 rttvar_us;
-	u32 rto_us;
+	u32 min_rtt_us;
+	u32 rto_us;		/* base RTO */
 	u8 backoff;
+	/* probing (spec 7.5, 7.6) */
+	u8 probes_out;		/* unanswered probes on this entropy */
+	u8 entropies;		/* entropies tried while PROBING */
+	u32 probe_id;
+	u32 probe_psn;		/* next_psn when the probe left */
+	ktime_t probe_at;	/* when the last probe left */
+	ktime_t state_at;	/* when the path entered its state */
+	u16 old_ports[MROCE_OLD_PORTS];
+	u8 old_idx;
+	/* loss rate on the current entropy (spec 7.7) */
+	u32 ent_sent;
+	u32 win_sent;
+	u32 win_lost;
+	u32 loss_pct;		/* of the last full window */
+	/* congestion control (spec 12.2) */
+	u32 cwnd;		/* bytes */
+	u32 ssthresh;
+	u32 alpha;		/* DCTCP alpha, 1 << 16 = 1.0 */
+	u32 ack_ce;		/* highest CE / Rx Count the peer reported */
+	u32 ack_rx;
+	bool ack_seen;
+	u32 round_end;
+	u32 round_dce;
+	u32 round_drx;
+	bool round_cut;		/* the window shrank in this round */
+	bool ce_round;		/* CE rose in this round ... */
+	bool ce_prev_round;	/* ... or in the previous one */
+	/* statistics (metaroce show) */
+	u64 tx_pkts;
+	u64 retx_pkts;
+	u64 lost_pkts;
+	u64 ce_marks;
+	u32 reroutes;
 	struct mroce_inflight win[MROCE_TX_WINDOW];
 };
 
 /* The receiver side of a peer's path (spec 7.3). */
 struct mroce_rxpath {
-	bool valid;
 	u32 cum;		/* all PSNs up to cum are resolved */
+	u32 high;		/* highest PSN received */
 	u32 ce_count;
 	u32 rx_count;
+	u32 ce_acked;		/* CE Count in the last ACK for the path */
+	ktime_t high_at;	/* arrival of high: the ACK Delay */
 	DECLARE_BITMAP(sack, MROCE_SACK_BITS);	/* bit i: PSN cum + 1 + i */
 };
 
@@ -160,9 +245,33 @@ struct mroce_conn {
 	u8 connect_tries;
 	u32 ack_seq;
 	u32 streams;			/* attached QPs */
-	struct timer_list timer;	/* handshake and retransmission */
-	struct mroce_path path;		/* one path in this first cut */
-	struct mroce_rxpath rxpath;	/* the peer's path 0 */
+	struct hrtimer timer;		/* handshake, paths, pacing, RNR */
+	ktime_t wake_at;		/* extra wakeup asked for; 0: none */
+	ktime_t hs_at;			/* handshake retry; 0: none */
+	__be16 hs_sport;		/* entropy of handshake packets */
+	u8 peer_max_paths;		/* the peer's Max Rx Paths */
+	u8 npaths;
+	u8 last_path;			/* spraying: the last path used */
+	struct mroce_path *paths[MROCE_MAX_PATHS];
+	struct list_head retxq;		/* struct mroce_retx, oldest first */
+	u32 nretx;
+	/* congestion control of the connection (spec 12.3, 12.4) */
+	u32 hint;			/* peer's rate hint, Mb/s; 0: none */
+	ktime_t hint_at;
+	u32 hint_seq;			/* ACK Sequence the hint came with */
+	bool hint_seen;
+	u64 tokens;			/* pacing bucket, bytes << 10 */
+	ktime_t tokens_at;
+	u32 pace_rate;			/* bytes per ms; 0: unlimited */
+	bool backlog;			/* more ready than allowed: BKLG */
+	/* receiver side */
+	struct mroce_rxpath *rxpaths[MROCE_MAX_RX_PATHS];	/* by Path ID */
+	u64 rx_window_bytes;		/* sequenced bytes in this hint window */
+	u64 rx_rate_bytes;		/* ... in the previous window */
+	ktime_t rx_window_at;
+	ktime_t rx_last_at;
+	bool rx_bklg;			/* BKLG seen in the current window */
+	bool rx_bklg_prev;
 	struct xarray trackers;		/* (qpn << 32 | ssn) index: see conn.c */
 	u32 ntrackers;
 	struct list_head wait_qps;	/* streams waiting for window room */
@@ -204,17 +313,71 @@ struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 				     u32 ext_len, u32 payload_len);
 void mroce_conn_arm_timer(struct mroce_conn *conn);
 
-/* path.c */
+void mroce_conn_wake_at(struct mroce_conn *conn, ktime_t when);
+void mroce_conns_plane_event(struct mroce_dev *mdev, struct net_device *ndev);
+
+/* path.c: sender paths, their states, probes and the choice of path */
+int mroce_paths_create(struct mroce_conn *conn);
+void mroce_paths_free(struct mroce_conn *conn);
 bool mroce_path_has_room(struct mroce_conn *conn);
 void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
 		     struct sk_buff_head *q);
+void mroce_path_timeout(struct mroce_conn *conn, ktime_t now,
+			struct sk_buff_head *q);
+ktime_t mroce_path_next_event(struct mroce_conn *conn);
+void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp);
+void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
+			       struct sk_buff_head *q);
+void mroce_paths_plane_down(struct mroce_conn *conn, struct sk_buff_head *q);
+void mroce_paths_plane_up(struct mroce_conn *conn, struct sk_buff_head *q);
+u32 mroce_mpb(const struct mroce_conn *conn);
+u32 mroce_charge(const struct mroce_conn *conn, const struct mroce_txrec *rec);
+void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
+		       u8 tries, u8 from, struct sk_buff_head *q);
+void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q);
+void mroce_retx_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp);
+
+/* loss.c: acknowledgements at the sender, loss detection, resending */
 void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 		       struct sk_buff_head *q);
+bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
+			    const struct mroce_akx *akx, bool probe_reply,
+			    struct sk_buff_head *q);
+void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
+			struct mroce_inflight *f, struct sk_buff_head *q);
+void mroce_declare_all_lost(struct mroce_conn *conn, struct mroce_path *path,
+			    struct sk_buff_head *q);
+void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f);
+void mroce_advance_plw(struct mroce_path *path);
+struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn);
+void mroce_rtt_sample(struct mroce_path *path, u32 r);
+void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
+		     const struct mroce_txrec *rec, u8 tries, u16 flags,
+		     struct sk_buff_head *q);
+
+/* cc.c: congestion control, pacing and the rate hint */
+void mroce_cc_path_init(struct mroce_conn *conn, struct mroce_path *path);
+void mroce_cc_path_restart(struct mroce_conn *conn, struct mroce_path *path);
+void mroce_cc_on_ack(struct mroce_conn *conn, struct mroce_path *path,
+		     u32 acked_bytes, u32 dce, u32 drx);
+void mroce_cc_on_loss(struct mroce_conn *conn, struct mroce_path *path);
+void mroce_cc_on_rto(struct mroce_conn *conn, struct mroce_path *path);
+bool mroce_cc_window_ok(const struct mroce_path *path, u32 charge);
+bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge);
+void mroce_cc_pace_charge(struct mroce_conn *conn, u32 charge);
+void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq);
+u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
+		     bool count);
+u16 mroce_hint_encode(u32 mbps);
+u32 mroce_hint_decode(u16 hint);
+
+/* rxpath.c: receive state of the peer's paths, ACKs and probe replies */
 int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb);
 void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 		    struct mroce_qp *qp, struct sk_buff_head *q);
-void mroce_path_timeout(struct mroce_conn *conn, struct sk_buff_head *q);
-void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp);
+void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
+		    struct sk_buff_head *q);
+void mroce_rxpaths_free(struct mroce_conn *conn);
 
 /* rc_req.c */
 void mroce_rc_send(struct mroce_qp *qp);

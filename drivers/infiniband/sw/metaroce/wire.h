@@ -128,6 +128,17 @@ struct mroce_akx {
 } __packed;
 static_assert(sizeof(struct mroce_akx) == 52);
 
+/* Probe extension, 16 bytes (spec 5.5.10). */
+#define MROCE_PBF_MTU		0x80
+#define MROCE_PBF_KEEPALIVE	0x40
+struct mroce_pbx {
+	__be32 probe_id;
+	u8 probe_flags;
+	u8 reserved[3];
+	__be64 timestamp;
+} __packed;
+static_assert(sizeof(struct mroce_pbx) == 16);
+
 /* Stream record, 16 bytes (spec 5.5.8). */
 #define MROCE_SRF_CREDIT	0x80
 #define MROCE_SRF_UNLIMITED	0x40

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Congestion control (spec 12): a byte window per path with slow start,
+ * DCTCP-style ECN response and additive increase coupled across the
+ * connection's paths; losses shrink a window only when they look like
+ * congestion; a token bucket paces the connection at min(window rate,
+ * receiver's hint); and the receiver's max-min fair share of its inbound
+ * capacity, returned in every ACK.
+ */
+#include <linux/log2.h>
+
+#include "net.h"
+#include "transport.h"
+#include "verbs.h"
+
+#define MROCE_ALPHA_ONE		(1U << 16)
+
+static void mroce_cwnd_clamp(const struct mroce_conn *conn,
+			     struct mroce_path *path)
+{
+	u32 mpb = mroce_mpb(conn);
+
+	path->cwnd = clamp(path->cwnd, READ_ONCE(mroce_cwnd_min_pkts) * mpb,
+			   READ_ONCE(mroce_max_cwnd_pkts) * mpb);
+}
+
+/* Transitions P1, P2 (spec 12.2.2). */
+void mroce_cc_path_init(struct mroce_conn *conn, struct mroce_path *path)
+{
+	path->ssthresh = U32_MAX;
+	path->alpha = MROCE_ALPHA_ONE;
+	path->round_end = path->next_psn;
+	mroce_cc_path_restart(conn, path);
+}
+
+/* Transitions P4, P6, P9: a fresh window, ssthresh and alpha kept. */
+void mroce_cc_path_restart(struct mroce_conn *conn, struct mroce_path *path)
+{
+	path->cwnd = READ_ONCE(mroce_init_cwnd_pkts) * mroce_mpb(conn);
+	mroce_cwnd_clamp(conn, path);
+}
+
+static void mroce_cwnd_cut(struct mroce_conn *conn, struct mroce_path *path)
+{
+	u64 cut = (u64)path->cwnd * path->alpha >> 17;	/* cwnd * alpha / 2 */
+
+	path->cwnd -= cut;
+	mroce_cwnd_clamp(conn, path);
+	path->ssthresh = path->cwnd;
+	path->round_cut = true;
+	mroce_count(conn->mdev, CWND_REDUCTIONS_ECN);
+}
+
+static void mroce_round_start(struct mroce_path *path)
+{
+	path->round_end = path->next_psn;
+	path->round_dce = 0;
+	path->round_drx = 0;
+	path->round_cut = false;
+	path->ce_prev_round = path->ce_round;
+	path->ce_round = false;
+}
+
+/* End of a round: update alpha and answer its marks (spec 12.2.3). */
+static void mroce_round_end(struct mroce_conn *conn, struct mroce_path *path)
+{
+	u32 g = READ_ONCE(mroce_dctcp_g_shift), f = 0;
+
+	if (path->round_drx)
+		f = div_u64((u64)min(path->round_dce, path->round_drx) << 16,
+			    path->round_drx);
+	path->alpha = path->alpha - (path->alpha >> g) + (f >> g);
+	if (path->round_dce && !path->round_cut && READ_ONCE(mroce_ecn))
+		mroce_cwnd_cut(conn, path);
+	mroce_round_start(path);
+}
+
+static u32 mroce_w_total(const struct mroce_conn *conn)
+{
+	u32 w = 0;
+	int i;
+
+	for (i = 0; i < conn->npaths; i++)
+		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
+			w += conn->paths[i]->cwnd;
+	return max(w, 1U);
+}
+
+/*
+ * The pacing rate of the connection in bytes per ms, 0 for unlimited
+ * (spec 12.3), and whether the hint limits it.
+ */
+static u32 mroce_pace_rate(struct mroce_conn *conn, bool *hint_limited)
+{
+	u64 rate = 0, plain = 0, hint = 0;
+	struct mroce_path *p;
+	int i;
+
+	for (i = 0; i < conn->npaths; i++) {
+		p = conn->paths[i];
+		if (p->state != MROCE_PATH_ACTIVE || !p->srtt_us)
+			continue;
+		/* bytes per ms = cwnd * 1000 / srtt; gain 2 or 1.25 */
+		plain += div_u64((u64)p->cwnd * 1000, p->srtt_us);
+		rate += div_u64((u64)p->cwnd * (p->cwnd < p->ssthresh ? 2000 :
+						1250), p->srtt_us);
+	}
+	if (conn->hint && ktime_ms_delta(ktime_get(), conn->hint_at) <
+	    READ_ONCE(mroce_hint_ttl_ms))
+		hint = (u64)conn->hint * 125;	/* Mb/s to bytes per ms */
+	*hint_limited = hint && plain && hint < plain;
+	if (hint && (!rate || hint < rate))
+		rate = hint;
+	return min_t(u64, rate, U32_MAX);
+}
+
+/* An ACK for path: grow or shrink its window (spec 12.2). */
+void mroce_cc_on_ack(struct mroce_conn *conn, struct mroce_path *path,
+		     u32 acked, u32 dce, u32 drx)
+{
+	bool hint_limited;
+	u64 inc;
+
+	path->round_dce += dce;
+	path->round_drx += drx;
+	if (dce && READ_ONCE(mroce_ecn)) {
+		path->ce_round = true;
+		if (path->cwnd < path->ssthresh && !path->round_cut) {
+			/* The first mark ends slow start at once (12.2.2). */
+			mroce_cwnd_cut(conn, path);
+			mroce_round_start(path);
+			path->ce_round = true;
+			path->round_cut = true;
+		}
+	} else if (acked) {
+		mroce_pace_rate(conn, &hint_limited);
+		if (hint_limited) {
+			mroce_count(conn->mdev, HINT_LIMITED);
+		} else if (path->cwnd < path->ssthresh) {
+			path->cwnd += acked;
+		} else {
+			inc = (u64)READ_ONCE(mroce_ai_pkts) * mroce_mpb(conn) *
+			      acked;
+			path->cwnd += div_u64(inc, mroce_w_total(conn));
+		}
+		mroce_cwnd_clamp(conn, path);
+	}
+	if (mroce_seq_diff(path->plw, path->round_end) >= 0)
+		mroce_round_end(conn, path);
+}
+
+/* Packets of path were declared lost (spec 12.2.5). */
+void mroce_cc_on_loss(struct mroce_conn *conn, struct mroce_path *path)
+{
+	if (path->round_cut)
+		return;
+	if (!path->ce_round && !path->ce_prev_round &&
+	    !READ_ONCE(mroce_loss_is_congestion) && READ_ONCE(mroce_ecn))
+		return;		/* a random loss says nothing of congestion */
+	path->cwnd /= 2;
+	mroce_cwnd_clamp(conn, path);
+	path->ssthresh = path->cwnd;
+	path->round_cut = true;
+	mroce_count(conn->mdev, CWND_REDUCTIONS_LOSS);
+}
+
+/* Transition P3 (spec 12.2.5). */
+void mroce_cc_on_rto(struct mroce_conn *conn, struct mroce_path *path)
+{
+	u32 mpb = mroce_mpb(conn);
+
+	path->ssthresh = max(path->cwnd / 2, 2 * mpb);
+	path->cwnd = READ_ONCE(mroce_cwnd_min_pkts) * mpb;
+	mroce_cwnd_clamp(conn, path);
+}
+
+/* May path carry a packet of charge bytes now (MRC-CC-002)? */
+bool mroce_cc_window_ok(const struct mroce_path *path, u32 charge)
+{
+	return !path->bif || path->bif + charge <= path->cwnd;
+}
+
+/*
+ * The token bucket (spec 12.3): tokens in bytes << 10.  Returns whether a
+ * packet of charge bytes may go now; if not, asks the timer to come back
+ * when it may.
+ */
+bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge)
+{
+	u64 burst = (u64)READ_ONCE(mroce_pace_burst_pkts) * mroce_mpb(conn)
+		    << 10;
+	ktime_t now = ktime_get();
+	bool hint_limited;
+	u64 need, wait_ns;
+	u32 rate;
+
+	rate = mroce_pace_rate(conn, &hint_limited);
+	conn->pace_rate = rate;
+	if (!rate) {
+		conn->tokens = burst;
+		conn->tokens_at = now;
+		return true;
+	}
+	/* bytes per ms << 10 is bytes << 10 per 10^6 ns */
+	conn->tokens += div_u64((u64)rate * ktime_to_ns(ktime_sub(now,
+					conn->tokens_at)) << 10, NSEC_PER_MSEC);
+	conn->tokens_at = now;
+	if (conn->tokens >= burst) {
+		conn->tokens = burst;
+		return true;
+	}
+	need = (u64)charge << 10;
+	if (conn->tokens >= need)
+		return true;
+	wait_ns = div_u64((need - conn->tokens) * NSEC_PER_MSEC, rate) >> 10;
+	mroce_conn_wake_at(conn, ktime_add_ns(now, wait_ns + 1));
+	return false;
+}
+
+void mroce_cc_pace_charge(struct mroce_conn *conn, u32 charge)
+{
+	u64 c = (u64)charge << 10;
+
+	conn->tokens = conn->tokens > c ? conn->tokens - c : 0;
+}
+
+/* The 16-bit floating-point rate hint (spec 12.4.3). */
+u16 mroce_hint_encode(u32 mbps)
+{
+	u32 e, m;
+
+	if (mbps < 1)
+		return 1 << 11;
+	e = ilog2(mbps);
+	m = (u32)(((u64)mbps << 11 >> e) - 2048);
+	return (e + 1) << 11 | (m & 0x7ff);
+}
+
+/* Mb/s, rounded down to 32 bits; 0: no hint. */
+u32 mroce_hint_decode(u16 hint)
+{
+	u32 e = hint >> 11, m = hint & 0x7ff;
+
+	if (!e)
+		return 0;
+	if (e - 1 >= 32)
+		return U32_MAX;
+	return min_t(u64, ((u64)(2048 + m) << (e - 1)) >> 11, U32_MAX);
+}
+
+/* Adopt the rate hint of the newest ACK-class packet (MRC-CC-021). */
+void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq)
+{
+	if (conn->hint_seen && mroce_seq_diff(ack_seq, conn->hint_seq) <= 0)
+		return;
+	conn->hint_seen = true;
+	conn->hint_seq = ack_seq;
+	conn->hint = mroce_hint_decode(hint);
+	conn->hint_at = ktime_get();
+}
+
+/* Max-min water filling over the device's active connections (12.4.2). */
+static u32 mroce_fair_share(struct mroce_dev *mdev, u32 cap, ktime_t now,
+			    struct mroce_conn *fresh)
+{
+	u32 win = READ_ONCE(mroce_hint_active_us), r[64], n = 0, left, i, s;
+	bool b[64], any;
+	struct mroce_conn *c;
+
+	list_for_each_entry_rcu(c, &mdev->conns, list) {
+		if (n == ARRAY_SIZE(r))
+			break;
+		if (c != fresh &&
+		    ktime_us_delta(now, READ_ONCE(c->rx_last_at)) > win)
+			continue;
+		r[n] = min_t(u64, div_u64(READ_ONCE(c->rx_rate_bytes) * 8, win),
+			     U32_MAX);
+		b[n] = c == fresh || READ_ONCE(c->rx_bklg) ||
+		       READ_ONCE(c->rx_bklg_prev);
+		n++;
+	}
+	left = n;
+	while (left) {
+		s = cap / left;
+		any = false;
+		for (i = 0; i < n; i++) {
+			if (b[i] || r[i] >= s || r[i] == U32_MAX)
+				continue;
+			cap -= r[i];
+			r[i] = U32_MAX;		/* out of the set */
+			left--;
+			any = true;
+		}
+		if (!any)
+			break;
+	}
+	return left ? cap / left : cap;
+}
+
+/*
+ * Receiver side (spec 12.4): account a sequenced packet of conn if count,
+ * and return the encoded hint for its ACKs; 0 when the capacity is not
+ * known.  Under conn->lock, in the receive path (RCU held).
+ */
+u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
+		     bool count)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	u32 win = READ_ONCE(mroce_hint_active_us);
+	struct mroce_dev *mdev = conn->mdev;
+	ktime_t now = ktime_get();
+	struct mroce_conn *fresh = NULL;
+	u32 cap, share;
+	s64 age;
+
+	if (count) {
+		age = ktime_us_delta(now, conn->rx_window_at);
+		if (age >= win) {
+			WRITE_ONCE(conn->rx_rate_bytes,
+				   age >= 2 * win ? 0 : conn->rx_window_bytes);
+			WRITE_ONCE(conn->rx_bklg_prev, conn->rx_bklg);
+			conn->rx_window_bytes = 0;
+			WRITE_ONCE(conn->rx_bklg, false);
+			conn->rx_window_at = now;
+		}
+		if (ktime_us_delta(now, conn->rx_last_at) > win)
+			fresh = conn;	/* newly active: recompute now */
+		conn->rx_window_bytes += skb->len + MROCE_CRC_LEN + 28;
+		if (ntohs(bth->flags) & MROCE_F_BKLG)
+			WRITE_ONCE(conn->rx_bklg, true);
+		WRITE_ONCE(conn->rx_last_at, now);
+	}
+	cap = READ_ONCE(mroce_rx_capacity_mbps) ?: READ_ONCE(mdev->link_mbps);
+	if (!cap)
+		return 0;
+	cap = div_u64((u64)cap * READ_ONCE(mroce_rx_target_util_pct), 100);
+	if (fresh || ktime_us_delta(now, READ_ONCE(mdev->hint_at)) >=
+	    READ_ONCE(mroce_hint_interval_us)) {
+		WRITE_ONCE(mdev->hint_share,
+			   mroce_fair_share(mdev, cap, now, fresh));
+		WRITE_ONCE(mdev->hint_at, now);
+	}
+	share = READ_ONCE(mdev->hint_share);
+	return mroce_hint_encode(share ?: cap);
+}

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Sequenced packets on a path and their acknowledgement (spec 8.4, 9):
+ * building and recording each transmission, cumulative + 256-bit SACK
+ * processing, RTT samples, and loss detection by the threshold rule and
+ * the reorder timer.  Content declared lost is resent under a new PSN,
+ * preferably on another path; the PLW tells the receiver to stop waiting
+ * for the old one.
+ */
+#include "net.h"
+#include "transport.h"
+#include "verbs.h"
+
+struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
+{
+	return &path->win[psn % MROCE_TX_WINDOW];
+}
+
+u32 mroce_ext_len(u8 type)
+{
+	u32 sx = sizeof(struct mroce_sx);
+
+	switch (type) {
+	case MROCE_T_SEND:
+	case MROCE_T_READ_RESP:
+		return sx;
+	case MROCE_T_SEND_IMM:
+	case MROCE_T_SEND_INV:
+		return sx + 4;
+	case MROCE_T_WRITE:
+	case MROCE_T_READ_REQ:
+		return sx + sizeof(struct mroce_rx);
+	case MROCE_T_WRITE_IMM:
+		return sx + sizeof(struct mroce_rx) + 4;
+	case MROCE_T_ATOMIC_CS:
+	case MROCE_T_ATOMIC_FA:
+		return sx + sizeof(struct mroce_atx);
+	case MROCE_T_ATOMIC_RESP:
+		return sx + 8;
+	default:
+		return sx + 8;		/* STREAM_CLOSE */
+	}
+}
+
+/* Build the sequenced packet of rec with PSN psn on path. */
+static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
+				       struct mroce_path *path,
+				       const struct mroce_txrec *rec, u32 psn,
+				       u16 extra_flags)
+{
+	struct mroce_bth *bth;
+	struct mroce_sx *sx;
+	struct sk_buff *skb;
+	void *ext;
+
+	skb = mroce_conn_alloc_pkt(conn, rec->type, mroce_ext_len(rec->type),
+				   rec->plen);
+	if (!skb)
+		return NULL;
+	bth = (struct mroce_bth *)skb->data;
+	bth->flags = htons(rec->flags | extra_flags);
+	bth->path_id = path->id;
+	bth->psn = htonl(psn);
+	bth->plw = htonl(path->plw);
+	sx = (struct mroce_sx *)(bth + 1);
+	sx->segsh_dqpn = htonl((u32)rec->segshift << 28 | rec->dqpn);
+	sx->sqpn = htonl(rec->qp->ibqp.qp_num);
+	sx->ssn = htonl(rec->ssn);
+	sx->msn = htonl(rec->msn);
+	sx->msg_len = htonl(rec->msg_len);
+	sx->offset = htonl(rec->offset);
+	ext = sx + 1;
+
+	switch (rec->type) {
+	case MROCE_T_WRITE:
+	case MROCE_T_WRITE_IMM:
+	case MROCE_T_READ_REQ: {
+		struct mroce_rx *rx = ext;
+
+		rx->va = cpu_to_be64(rec->va);
+		rx->rkey = htonl(rec->rkey);
+		if (rec->type == MROCE_T_WRITE_IMM)
+			*(__be32 *)(rx + 1) = rec->imm;
+		break;
+	}
+	case MROCE_T_SEND_IMM:
+		*(__be32 *)ext = rec->imm;
+		break;
+	case MROCE_T_SEND_INV:
+		*(__be32 *)ext = htonl(rec->inv_rkey);
+		break;
+	case MROCE_T_ATOMIC_CS:
+	case MROCE_T_ATOMIC_FA: {
+		struct mroce_atx *atx = ext;
+
+		atx->va = cpu_to_be64(rec->va);
+		atx->swap_add = cpu_to_be64(rec->swap_add);
+		atx->compare = cpu_to_be64(rec->compare);
+		atx->rkey = htonl(rec->rkey);
+		break;
+	}
+	case MROCE_T_ATOMIC_RESP:
+		*(__be64 *)ext = cpu_to_be64(rec->swap_add);
+		break;
+	default:
+		break;
+	}
+	if (rec->plen &&
+	    mroce_rc_build_payload(conn, rec, skb->data + bth->hdr_len * 4)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	mroce_cb(skb)->sport = path->sport;
+	return skb;
+}
+
+/* Send rec on path under its next PSN, and record the transmission. */
+void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
+		     const struct mroce_txrec *rec, u8 tries, u16 flags,
+		     struct sk_buff_head *q)
+{
+	u32 psn = path->next_psn++;
+	struct mroce_inflight *f = mroce_slot(path, psn);
+	struct sk_buff *skb;
+
+	if (conn->backlog)
+		flags |= MROCE_F_BKLG;
+	f->rec = *rec;
+	refcount_inc(&rec->qp->ref);
+	f->psn = psn;
+	f->live = true;
+	f->tries = tries;
+	f->sent = ktime_get();
+	f->charge = mroce_charge(conn, rec);
+	path->live++;
+	path->bif += f->charge;
+	path->rto_from = f->sent;
+	skb = mroce_build_seq(conn, path, rec, psn, flags);
+	if (skb) {
+		__skb_queue_tail(q, skb);
+		mroce_count(conn->mdev, TX_DATA_PACKETS);
+	}
+}
+
+/* The content of f is acknowledged, declared lost or abandoned. */
+void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f)
+{
+	f->live = false;
+	path->live--;
+	path->bif -= f->charge;
+	mroce_qp_put(f->rec.qp);
+}
+
+void mroce_advance_plw(struct mroce_path *path)
+{
+	while (path->plw != path->next_psn &&
+	       !mroce_slot(path, path->plw)->live)
+		path->plw++;
+}
+
+/*
+ * Declare f lost (spec 9.2): resolve it and resend its content, unless it
+ * was delivered meanwhile or was sent retry_cnt + 1 times already.
+ */
+void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
+			struct mroce_inflight *f, struct sk_buff_head *q)
+{
+	struct mroce_txrec rec = f->rec;
+	struct mroce_qp *qp = rec.qp;
+	u8 tries = f->tries;
+
+	path->lost_pkts++;
+	path->win_lost++;
+	refcount_inc(&qp->ref);
+	mroce_resolve(path, f);
+	if (tries > qp->attr.retry_cnt) {
+		mroce_count(conn->mdev, RETRY_EXCEEDED);
+		mroce_rc_fail(conn, qp, rec.ssn, IB_WC_RETRY_EXC_ERR);
+	} else if (mroce_rc_still_needed(conn, &rec)) {
+		mroce_path_resend(conn, &rec, tries + 1, path->id, q);
+	}
+	mroce_qp_put(qp);
+}
+
+/* Every unresolved packet of path is lost (RTO, path failure: 9.2.4-5). */
+void mroce_declare_all_lost(struct mroce_conn *conn, struct mroce_path *path,
+			    struct sk_buff_head *q)
+{
+	struct mroce_inflight *f;
+	u32 psn;
+
+	for (psn = path->plw; psn != path->next_psn; psn++) {
+		f = mroce_slot(path, psn);
+		if (f->live)
+			mroce_declare_lost(conn, path, f, q);
+	}
+	path->reo_at = 0;
+	mroce_advance_plw(path);
+}
+
+/* RTO = SRTT + max(1 us, 4 RTTVAR) within the bounds (spec 7.4). */
+static void mroce_rto_update(struct mroce_path *path)
+{
+	path->rto_us = clamp(path->srtt_us + max(1U, 4 * path->rttvar_us),
+			     READ_ONCE(mroce_rto_min_us),
+			     READ_ONCE(mroce_rto_max_us));
+}
+
+void mroce_rtt_sample(struct mroce_path *path, u32 r)
+{
+	u32 err;
+
+	if (!path->srtt_us) {
+		path->srtt_us = max(r, 1U);
+		path->rttvar_us = r / 2;
+	} else {
+		err = abs((s32)(path->srtt_us - r));
+		path->rttvar_us = (3 * path->rttvar_us + err) / 4;
+		path->srtt_us = max((7 * path->srtt_us + r) / 8, 1U);
+	}
+	if (!path->min_rtt_us || r < path->min_rtt_us)
+		path->min_rtt_us = r;
+	mroce_rto_update(path);
+}
+
+/* Is PSN psn reported received by an AKX with cumulative PSN cum? */
+static bool mroce_akx_has(const struct mroce_akx *akx, u32 cum, u32 psn)
+{
+	u32 i = psn - cum - 1;
+
+	if (mroce_seq_diff(psn, cum) <= 0)
+		return true;
+	return i < MROCE_SACK_BITS && (akx->sack[i / 8] & (0x80 >> (i % 8)));
+}
+
+/* The highest PSN an AKX reports, or -1 if a bit names a PSN not sent. */
+static s64 mroce_akx_highest(const struct mroce_path *path,
+			     const struct mroce_akx *akx, u32 cum)
+{
+	u32 i, high = cum, avail = path->next_psn - cum - 1;
+
+	for (i = 0; i < MROCE_SACK_BITS; i++) {
+		if (!(akx->sack[i / 8] & (0x80 >> (i % 8))))
+			continue;
+		if (i >= avail)
+			return -1;
+		high = cum + 1 + i;
+	}
+	return high;
+}
+
+/*
+ * Apply an AKX to path (spec 8.4 steps 1 to 7).  A PROBE_REPLY also
+ * proves lost whatever was sent before its probe and is not acknowledged
+ * (9.2.3).  Returns false if the AKX was dropped as out of window.
+ */
+bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
+			    const struct mroce_akx *akx, bool probe_reply,
+			    struct sk_buff_head *q)
+{
+	u32 cum = ntohl(akx->cum_psn), ce, rx, dce = 0, drx = 0, acked = 0;
+	u32 thresh = READ_ONCE(mroce_reorder_thresh), psn;
+	struct mroce_inflight *f, *newest = NULL;
+	ktime_t now = ktime_get();
+	bool early = false, lost = false;
+	s64 high;
+
+	if (akx->ack_flags & MROCE_ACKF_NO_STATE) {
+		if (probe_reply)	/* nothing sent before it arrived */
+			for (psn = path->plw; psn != path->probe_psn; psn++) {
+				f = mroce_slot(path, psn);
+				if (f->live)
+					mroce_declare_lost(conn, path, f, q);
+			}
+		mroce_advance_plw(path);
+		return true;
+	}
+	/* Nothing at or beyond next_psn can be acknowledged (5.7). */
+	if (mroce_seq_diff(path->next_psn, cum) <= 0 ||
+	    mroce_seq_diff(path->next_psn, cum) > 65536) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return false;
+	}
+	high = mroce_akx_highest(path, akx, cum);
+	if (high < 0) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return false;
+	}
+	if (mroce_seq_diff(high, path->high_acked) > 0 ||
+	    mroce_seq_diff(path->plw, path->high_acked) > 0)
+		path->high_acked = high;
+
+	for (psn = path->plw; psn != path->next_psn; psn++) {
+		f = mroce_slot(path, psn);
+		if (!f->live || !mroce_akx_has(akx, cum, psn))
+			continue;
+		acked += f->charge;
+		newest = f;
+		mroce_resolve(path, f);
+	}
+	/* One sample, from the highest PSN this ACK reports (7.4). */
+	if (newest && newest->psn == (u32)high && newest->tries == 1)
+		mroce_rtt_sample(path, ktime_us_delta(now, newest->sent));
+
+	/* Threshold rule (9.2.1), PROBE_REPLY rule (9.2.3), reorder timer. */
+	for (psn = path->plw; psn != path->next_psn; psn++) {
+		f = mroce_slot(path, psn);
+		if (!f->live)
+			continue;
+		if (probe_reply && mroce_seq_diff(path->probe_psn, psn) > 0) {
+			mroce_declare_lost(conn, path, f, q);
+			lost = true;
+		} else if (mroce_seq_diff(path->high_acked, psn) > (s32)thresh) {
+			mroce_count(conn->mdev, FAST_RETRANSMITS);
+			mroce_declare_lost(conn, path, f, q);
+			lost = true;
+		} else if (mroce_seq_diff(path->high_acked, psn) > 0) {
+			early = true;
+		}
+	}
+	if (!early)
+		path->reo_at = 0;
+	else if (!path->reo_at)
+		path->reo_at = ktime_add_us(now, max(path->srtt_us / 4, 5U));
+	mroce_advance_plw(path);
+
+	/* CE and Rx counts are cumulative; ignore decreases (8.4). */
+	ce = ntohl(akx->ce_count);
+	rx = ntohl(akx->rx_count);
+	if (!path->ack_seen || mroce_seq_diff(ce, path->ack_ce) > 0) {
+		dce = path->ack_seen ? ce - path->ack_ce : ce;
+		path->ack_ce = ce;
+	}
+	if (!path->ack_seen || mroce_seq_diff(rx, path->ack_rx) > 0) {
+		drx = path->ack_seen ? rx - path->ack_rx : rx;
+		path->ack_rx = rx;
+	}
+	path->ack_seen = true;
+	if (dce) {
+		path->ce_marks += dce;
+		mroce_count_add(conn->mdev, ECN_CE_REPORTED, dce);
+	}
+	if (acked) {
+		path->backoff = 0;
+		path->rto_from = now;
+	}
+	mroce_cc_on_ack(conn, path, acked, dce, drx);
+	if (lost)
+		mroce_cc_on_loss(conn, path);
+	return true;
+}
+
+/* An ACK for one of our paths (spec 8.4). */
+void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
+		       struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_akx *akx = (const struct mroce_akx *)(bth + 1);
+	const struct mroce_sr *sr = (const struct mroce_sr *)(akx + 1);
+	u32 i;
+
+	if (akx->num_sr > 58 || bth->payload_len ||
+	    bth->hdr_len * 4 != sizeof(*bth) + sizeof(*akx) + 16 * akx->num_sr ||
+	    bth->path_id >= conn->npaths) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	mroce_count(conn->mdev, ACKS_RCVD);
+	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
+	if (!mroce_loss_process_akx(conn, conn->paths[bth->path_id], akx,
+				    false, q))
+		return;
+	for (i = 0; i < akx->num_sr; i++)
+		mroce_rc_rx_sr(conn, &sr[i]);
+	mroce_retx_flush(conn, q);
+	mroce_rc_kick_waiters(conn, q);
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The receive state of the peer's paths (spec 7.3.2): cumulative PSN and
+ * 256-bit SACK bitmap per Path ID, created on the first packet of a path;
+ * the ACKs that report it (spec 8) and the answers to PROBEs (spec 7.6).
+ */
+#include <linux/slab.h>
+
+#include "net.h"
+#include "transport.h"
+#include "verbs.h"
+
+static void mroce_rxpath_advance(struct mroce_rxpath *rx, u32 n)
+{
+	if (n >= MROCE_SACK_BITS)
+		bitmap_zero(rx->sack, MROCE_SACK_BITS);
+	else
+		bitmap_shift_right(rx->sack, rx->sack, n, MROCE_SACK_BITS);
+	rx->cum += n;
+}
+
+static void mroce_rxpath_settle(struct mroce_rxpath *rx)
+{
+	u32 n = find_first_zero_bit(rx->sack, MROCE_SACK_BITS);
+
+	if (n)
+		mroce_rxpath_advance(rx, n);
+}
+
+/* The state of path id, created from plw if it has none (spec 7.3.2). */
+static struct mroce_rxpath *mroce_rxpath_get(struct mroce_conn *conn, u8 id,
+					     u32 plw)
+{
+	struct mroce_rxpath *rx = conn->rxpaths[id];
+
+	if (rx)
+		return rx;
+	rx = kzalloc(sizeof(*rx), GFP_ATOMIC | __GFP_NOWARN);
+	if (!rx)
+		return NULL;
+	rx->cum = plw - 1;
+	rx->high = rx->cum;
+	conn->rxpaths[id] = rx;
+	return rx;
+}
+
+/* Apply a PLW: everything below it is resolved.  False: out of window. */
+static bool mroce_rxpath_apply_plw(struct mroce_rxpath *rx, u32 plw)
+{
+	s32 d = mroce_seq_diff(plw - 1, rx->cum);
+
+	if (d > 65536)
+		return false;
+	if (d > 0) {
+		mroce_rxpath_advance(rx, d);
+		mroce_rxpath_settle(rx);
+	}
+	return true;
+}
+
+/*
+ * Receiver side of a sequenced packet (spec 7.3.2): apply its PLW, then
+ * classify its PSN.  Returns 1 for a new packet (now recorded), 0 for a
+ * duplicate or late one, -1 for one dropped and counted.
+ */
+int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	u32 psn = ntohl(bth->psn), plw = ntohl(bth->plw);
+	struct mroce_rxpath *rx;
+	s32 e;
+
+	if (bth->path_id >= MROCE_MAX_RX_PATHS) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return -1;
+	}
+	if (mroce_seq_diff(psn, plw) < 0 ||
+	    mroce_seq_diff(psn, plw) >= MROCE_TX_WINDOW) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return -1;
+	}
+	rx = mroce_rxpath_get(conn, bth->path_id, plw);
+	if (!rx) {
+		mroce_count(conn->mdev, DROP_NO_RESOURCE);
+		return -1;
+	}
+	if (!mroce_rxpath_apply_plw(rx, plw)) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return -1;
+	}
+	e = mroce_seq_diff(psn, rx->cum);
+	if (e > MROCE_SACK_BITS || e <= -65536) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return -1;
+	}
+	rx->rx_count++;
+	if (mroce_rx_ce(skb))
+		rx->ce_count++;
+	if (e <= 0) {
+		mroce_count(conn->mdev, LATE_ARRIVALS);
+		return 0;
+	}
+	if (test_bit(e - 1, rx->sack)) {
+		mroce_count(conn->mdev, PATH_DUPLICATES);
+		return 0;
+	}
+	if (mroce_seq_diff(psn, rx->high) < 0)
+		mroce_count(conn->mdev, PATH_REORDER);
+	if (mroce_seq_diff(psn, rx->high) > 0) {
+		rx->high = psn;
+		rx->high_at = ktime_get();
+	}
+	set_bit(e - 1, rx->sack);
+	mroce_rxpath_settle(rx);
+	return 1;
+}
+
+/* Fill an AKX for rx, or a NO_STATE one; returns the ECE flag (8.1). */
+static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
+			  struct mroce_akx *akx, u16 hint)
+{
+	s64 delay;
+	u32 i;
+
+	akx->rate_hint = htons(hint);
+	if (!rx) {
+		akx->ack_flags = MROCE_ACKF_NO_STATE;
+		return 0;
+	}
+	akx->cum_psn = htonl(rx->cum);
+	akx->ce_count = htonl(rx->ce_count);
+	akx->rx_count = htonl(rx->rx_count);
+	delay = rx->high_at ? ktime_us_delta(ktime_get(), rx->high_at) : 0;
+	akx->ack_delay = htons(clamp_t(s64, delay, 0, 65535));
+	for_each_set_bit(i, rx->sack, MROCE_SACK_BITS)
+		akx->sack[i / 8] |= 0x80 >> (i % 8);
+	if (rx->ce_count == rx->ce_acked)
+		return 0;
+	rx->ce_acked = rx->ce_count;
+	return MROCE_F_ECE;
+}
+
+/* Acknowledge the peer's path of in, with qp's stream record if qp (8). */
+void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
+		    struct mroce_qp *qp, struct sk_buff_head *q)
+{
+	u8 id = ((const struct mroce_bth *)in->data)->path_id;
+	struct mroce_bth *bth;
+	struct mroce_akx *akx;
+	struct sk_buff *skb;
+	u16 hint;
+
+	hint = mroce_cc_rx_hint(conn, in, false);
+	skb = mroce_conn_alloc_pkt(conn, MROCE_T_ACK,
+				   sizeof(*akx) + (qp ? sizeof(struct mroce_sr) : 0), 0);
+	if (!skb)
+		return;
+	bth = (struct mroce_bth *)skb->data;
+	bth->psn = htonl(conn->ack_seq++);
+	bth->path_id = id;
+	akx = (struct mroce_akx *)(bth + 1);
+	bth->flags = htons(mroce_fill_akx(conn, id < MROCE_MAX_RX_PATHS ?
+					  conn->rxpaths[id] : NULL, akx, hint));
+	if (qp) {
+		akx->num_sr = 1;
+		mroce_rc_fill_sr(qp, (struct mroce_sr *)(akx + 1));
+	}
+	mroce_reply_to(skb, in);
+	__skb_queue_tail(q, skb);
+	mroce_count(conn->mdev, ACKS_SENT);
+}
+
+/* Answer a PROBE with a PROBE_REPLY (spec 7.6, MRC-PATH-015/026). */
+void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
+		    struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_pbx *pbx = (const struct mroce_pbx *)(bth + 1);
+	u32 plen = ntohs(bth->payload_len);
+	struct mroce_rxpath *rx;
+	struct mroce_bth *rbth;
+	struct mroce_pbx *rpbx;
+	struct sk_buff *reply;
+	u16 hint;
+
+	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*pbx) ||
+	    bth->path_id >= MROCE_MAX_RX_PATHS ||
+	    plen > (256U << conn->css_shift) + 24 ||
+	    (plen && !(pbx->probe_flags & MROCE_PBF_MTU))) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	rx = mroce_rxpath_get(conn, bth->path_id, ntohl(bth->plw));
+	if (rx && !mroce_rxpath_apply_plw(rx, ntohl(bth->plw))) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return;
+	}
+	hint = mroce_cc_rx_hint(conn, skb, false);
+	reply = mroce_conn_alloc_pkt(conn, MROCE_T_PROBE_REPLY,
+				     sizeof(*rpbx) + sizeof(struct mroce_akx), 0);
+	if (!reply)
+		return;
+	rbth = (struct mroce_bth *)reply->data;
+	rbth->psn = htonl(conn->ack_seq++);
+	rbth->path_id = bth->path_id;
+	rpbx = (struct mroce_pbx *)(rbth + 1);
+	rpbx->probe_id = pbx->probe_id;
+	rpbx->probe_flags = pbx->probe_flags;
+	rpbx->timestamp = pbx->timestamp;
+	rbth->flags = htons(mroce_fill_akx(conn, rx,
+					   (struct mroce_akx *)(rpbx + 1), hint));
+	mroce_reply_to(reply, skb);
+	__skb_queue_tail(q, reply);
+	mroce_count(conn->mdev, ACKS_SENT);
+}
+
+void mroce_rxpaths_free(struct mroce_conn *conn)
+{
+	int i;
+
+	for (i = 0; i < MROCE_MAX_RX_PATHS; i++) {
+		kfree(conn->rxpaths[i]);
+		conn->rxpaths[i] = NULL;
+	}
+}
