@@ -173,6 +173,7 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 		}
 	} else if (conn->state == MROCE_CONN_ESTABLISHED) {
 		mroce_path_timeout(conn, now, &q);
+		mroce_sync_tick(conn, now, &q);
 		mroce_retx_flush(conn, &q);
 		mroce_rc_kick_waiters(conn, &q);
 	}
@@ -206,6 +207,8 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	skb_queue_head_init(&conn->txq);
 	INIT_LIST_HEAD(&conn->wait_qps);
 	INIT_LIST_HEAD(&conn->retxq);
+	INIT_LIST_HEAD(&conn->streams_list);
+	INIT_LIST_HEAD(&conn->sr_pending);
 	conn->hs_sport = htons(0xc000 | (get_random_u32() & 0x3fff));
 	do {
 		get_random_bytes(&conn->local_token, sizeof(conn->local_token));
@@ -279,6 +282,10 @@ int mroce_conn_attach(struct mroce_qp *qp)
 	mroce_count(mdev, STREAMS_ACTIVE);
 	st->conn = conn;
 	INIT_LIST_HEAD(&st->wait_entry);
+	INIT_LIST_HEAD(&st->sr_entry);
+	list_add_tail(&st->conn_entry, &conn->streams_list);
+	st->sync_at = 0;
+	st->sync_backoff = 0;
 	mroce_rc_stream_reset(qp);
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock(&conn->lock);
@@ -297,6 +304,8 @@ void mroce_conn_detach(struct mroce_qp *qp)
 		return;
 	spin_lock_bh(&conn->lock);
 	list_del_init(&st->wait_entry);
+	list_del_init(&st->sr_entry);
+	list_del(&st->conn_entry);
 	mroce_path_drop_qp(conn, qp);
 	mroce_trackers_drop_qp(conn, qp->ibqp.qp_num);
 	conn->streams--;
@@ -596,6 +605,8 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_rx_sequenced(conn, skb, &q);
 	} else if (bth->type == MROCE_T_ACK) {
 		mroce_path_rx_ack(conn, skb, &q);
+	} else if (bth->type == MROCE_T_SYNC) {
+		mroce_rx_sync(conn, skb, &q);
 	} else if (bth->type == MROCE_T_PROBE) {
 		mroce_rx_probe(conn, skb, &q);
 	} else if (bth->type == MROCE_T_PROBE_REPLY) {
@@ -607,7 +618,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 			mroce_count(mdev, DROP_BAD_HEADER);
 		mroce_rc_kick_waiters(conn, &q);
 	} else {
-		/* SYNC, CLOSE, RESET: not yet. */
+		/* CLOSE, RESET: not yet. */
 		mroce_count(mdev, DROP_BAD_HEADER);
 	}
 unlock:

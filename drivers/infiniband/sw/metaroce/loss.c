@@ -296,6 +296,9 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			continue;
 		acked += f->charge;
 		newest = f;
+		if (f->rec.type != MROCE_T_READ_RESP &&
+		    f->rec.type != MROCE_T_ATOMIC_RESP)
+			mroce_sync_arm(conn, f->rec.qp, true);
 		mroce_resolve(path, f);
 	}
 	/* One sample, from the highest PSN this ACK reports (7.4). */
@@ -343,6 +346,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	if (acked) {
 		path->backoff = 0;
 		path->rto_from = now;
+		path->tlp_at = 0;
 	}
 	mroce_cc_on_ack(conn, path, acked, dce, drx);
 	if (lost)

@@ -70,6 +70,7 @@ static void mroce_path_reroute(struct mroce_conn *conn,
 {
 	path->old_ports[path->old_idx++ % MROCE_OLD_PORTS] = ntohs(path->sport);
 	path->sport = mroce_pick_sport(conn, path);
+	path->probe_base = path->probe_id + 1;
 	path->min_rtt_us = 0;
 	path->ent_sent = 0;
 	path->win_sent = 0;
@@ -97,6 +98,8 @@ static void mroce_path_set_state(struct mroce_conn *conn,
 		mroce_count(mdev, PATH_FAILED);
 	path->state = state;
 	path->state_at = ktime_get();
+	/* Only replies to probes sent in the new state count (7.5). */
+	path->probe_base = path->probe_id + 1;
 	if (state != MROCE_PATH_ACTIVE)
 		path->reo_at = 0;
 }
@@ -123,6 +126,7 @@ int mroce_paths_create(struct mroce_conn *conn)
 		path->next_psn = get_random_u32();
 		path->plw = path->next_psn;
 		path->probe_id = get_random_u32();
+		path->probe_base = path->probe_id + 1;
 		path->high_acked = path->plw - 1;
 		path->rto_us = READ_ONCE(mroce_rto_initial_us);
 		mroce_cc_path_init(conn, path);
@@ -152,6 +156,20 @@ static u32 mroce_eff_rto(const struct mroce_path *path)
 	u64 rto = (u64)path->rto_us << min_t(u8, path->backoff, 16);
 
 	return min_t(u64, rto, READ_ONCE(mroce_rto_max_us));
+}
+
+/* The tail loss probe timeout: max(2 srtt, 20 us) (spec 9.2.3). */
+static u32 mroce_pto(const struct mroce_path *path)
+{
+	if (!path->srtt_us)
+		return READ_ONCE(mroce_rto_initial_us);
+	return max(2 * path->srtt_us, 20U);
+}
+
+/* When the RTO of an ACTIVE path with packets in flight expires. */
+static ktime_t mroce_rto_deadline(const struct mroce_path *path)
+{
+	return ktime_add_us(path->tlp_at, mroce_eff_rto(path));
 }
 
 /* The probe timeout of a path (spec 7.5). */
@@ -199,6 +217,44 @@ static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
 	mroce_cb(skb)->sport = path->sport;
 	__skb_queue_tail(q, skb);
 	mroce_count(conn->mdev, PROBES_SENT);
+}
+
+static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
+				     int avoid);
+
+/*
+ * The PTO of an ACTIVE path expired (spec 9.2.3): send its newest
+ * unresolved content again on another path, leaving the original
+ * outstanding, and PROBE the path; the PROBE_REPLY tells exactly what the
+ * path lost.
+ */
+static void mroce_path_tlp(struct mroce_conn *conn, struct mroce_path *path,
+			   struct sk_buff_head *q)
+{
+	struct mroce_inflight *f = NULL;
+	struct mroce_path *other;
+	u32 psn;
+
+	for (psn = path->next_psn - 1; mroce_seq_diff(psn, path->plw) >= 0;
+	     psn--) {
+		if (mroce_slot(path, psn)->live) {
+			f = mroce_slot(path, psn);
+			break;
+		}
+	}
+	path->tlp_at = ktime_get();
+	if (f && mroce_rc_still_needed(conn, &f->rec)) {
+		other = mroce_pick(conn, mroce_charge(conn, &f->rec), path->id);
+		if (other) {
+			mroce_path_emit(conn, other, &f->rec, f->tries,
+					MROCE_F_RETX | MROCE_F_AR, q);
+			other->retx_pkts++;
+			mroce_count(conn->mdev, RETRANSMITS);
+			mroce_count(conn->mdev, TLP_PROBES);
+		}
+	}
+	path->probes_out = 0;
+	mroce_send_probe(conn, path, q);
 }
 
 /* Leave the current entropy and probe the new one (P8, P10, P12). */
@@ -276,9 +332,16 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 	case MROCE_PATH_ACTIVE:
 		if (path->reo_at && ktime_compare(now, path->reo_at) >= 0)
 			mroce_path_reorder_expired(conn, path, now, q);
-		if (path->live &&
-		    ktime_us_delta(now, path->rto_from) >= mroce_eff_rto(path))
+		if (!path->live)
+			break;
+		/* A TLP and a PROBE always go before the RTO can fire. */
+		if (!path->tlp_at) {
+			if (ktime_us_delta(now, path->rto_from) >=
+			    min(mroce_pto(path), mroce_eff_rto(path)))
+				mroce_path_tlp(conn, path, q);
+		} else if (ktime_compare(now, mroce_rto_deadline(path)) >= 0) {
 			mroce_path_rto(conn, path, q);
+		}
 		break;
 	case MROCE_PATH_SUSPECT:
 		if (since_probe < pto)
@@ -337,8 +400,10 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 		switch (path->state) {
 		case MROCE_PATH_ACTIVE:
 			if (path->live)
-				t = ktime_add_us(path->rto_from,
-						 mroce_eff_rto(path));
+				t = path->tlp_at ? mroce_rto_deadline(path) :
+				    ktime_add_us(path->rto_from,
+						 min(mroce_pto(path),
+						     mroce_eff_rto(path)));
 			if (path->reo_at && ktime_before(path->reo_at, t))
 				t = path->reo_at;
 			break;
@@ -381,7 +446,7 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	/* Only an answer to this entropy's recent probes counts (7.6). */
 	if (path->state == MROCE_PATH_FAILED ||
 	    mroce_seq_diff(path->probe_id, id) < 0 ||
-	    mroce_seq_diff(path->probe_id, id) >= path->probes_out ||
+	    mroce_seq_diff(id, path->probe_base) < 0 ||
 	    ktime_us_delta(ktime_get(), path->probe_at) >
 	    READ_ONCE(mroce_rto_max_us)) {
 		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
@@ -406,6 +471,8 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	}
 	path->probes_out = 0;
 	path->entropies = 0;
+	path->tlp_at = 0;
+	path->rto_from = ktime_get();
 	mroce_retx_flush(conn, q);
 	mroce_rc_kick_waiters(conn, q);
 }
@@ -575,6 +642,8 @@ static void mroce_path_carry(struct mroce_conn *conn,
 	mroce_path_emit(conn, path, rec, tries,
 			tries > 1 ? MROCE_F_RETX : 0, q);
 	mroce_path_count_sent(conn, path);
+	if (!hrtimer_is_queued(&conn->timer))
+		mroce_conn_arm_timer(conn);
 	if (tries > 1) {
 		path->retx_pkts++;
 		mroce_count(conn->mdev, RETRANSMITS);

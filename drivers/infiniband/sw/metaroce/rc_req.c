@@ -313,6 +313,12 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 }
 
+/* The SSN of the oldest request not completed yet. */
+u32 mroce_rc_oldest_ssn(struct mroce_qp *qp)
+{
+	return mroce_shadow(qp, qp->sq.ring.cons)->ssn;
+}
+
 /* Run the streams waiting for the connection, window room or a timer. */
 void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 {
@@ -330,6 +336,7 @@ void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 		}
 		mroce_rc_resp_resume(conn, qp, q);
 		mroce_rc_push(conn, qp, q);
+		mroce_sync_arm(conn, qp, false);
 	}
 }
 
@@ -343,9 +350,10 @@ void mroce_rc_send(struct mroce_qp *qp)
 		return;
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&conn->lock);
-	if (conn->state == MROCE_CONN_ESTABLISHED)
+	if (conn->state == MROCE_CONN_ESTABLISHED) {
 		mroce_rc_push(conn, qp, &q);
-	else if (conn->state == MROCE_CONN_FAILED)
+		mroce_sync_arm(conn, qp, false);
+	} else if (conn->state == MROCE_CONN_FAILED)
 		mroce_rc_fail_all(conn, qp);
 	else
 		mroce_wait(conn, qp);
@@ -386,6 +394,7 @@ void mroce_rc_rx_sr(struct mroce_conn *conn, const struct mroce_sr *sr)
 		st->peer_completed = completed;
 		st->rnr_left = qp->attr.rnr_retry;
 		mroce_rc_complete_ready(conn, qp);
+		mroce_sync_arm(conn, qp, true);
 	}
 	mroce_qp_put(qp);
 }
@@ -519,6 +528,7 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 			wqe->resp_done = true;
 	}
 	mroce_rc_complete_ready(conn, qp);
+	mroce_sync_arm(conn, qp, true);
 	if (wqe->resp_done)
 		mroce_wait(conn, qp);	/* a fenced WQE may now go */
 }

@@ -245,23 +245,26 @@ static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 {
 	struct mroce_stream *st = &qp->stream;
 	u32 qpn = qp->ibqp.qp_num;
+	u32 before = st->completed_ssn;
 	struct mroce_tracker *t;
 
 	for (;;) {
 		t = xa_load(&conn->trackers, mroce_tkey(qpn, st->completed_ssn + 1));
 		if (!t || !t->complete || t->failed)
-			return;
+			break;
 		if ((t->type == MROCE_T_READ_REQ || t->type == MROCE_T_ATOMIC_CS ||
 		     t->type == MROCE_T_ATOMIC_FA) && !mroce_execute(conn, qp, t, q)) {
 			if (list_empty(&st->wait_entry))
 				list_add_tail(&st->wait_entry, &conn->wait_qps);
-			return;
+			break;
 		}
 		if (mroce_is_recv_type(t->type))
 			mroce_deliver_recv(qp, t);
 		st->completed_ssn++;
 		mroce_tracker_free(conn, qpn, t);
 	}
+	if (st->completed_ssn != before)
+		mroce_sr_pending_add(conn, qp);
 }
 
 void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,

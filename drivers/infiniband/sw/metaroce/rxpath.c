@@ -148,11 +148,13 @@ void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 	struct mroce_bth *bth;
 	struct mroce_akx *akx;
 	struct sk_buff *skb;
+	u8 nsr;
 	u16 hint;
 
 	hint = mroce_cc_rx_hint(conn, in, false);
+	nsr = mroce_sr_count(conn, qp);
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_ACK,
-				   sizeof(*akx) + (qp ? sizeof(struct mroce_sr) : 0), 0);
+				   sizeof(*akx) + nsr * sizeof(struct mroce_sr), 0);
 	if (!skb)
 		return;
 	bth = (struct mroce_bth *)skb->data;
@@ -161,10 +163,7 @@ void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 	akx = (struct mroce_akx *)(bth + 1);
 	bth->flags = htons(mroce_fill_akx(conn, id < MROCE_MAX_RX_PATHS ?
 					  conn->rxpaths[id] : NULL, akx, hint));
-	if (qp) {
-		akx->num_sr = 1;
-		mroce_rc_fill_sr(qp, (struct mroce_sr *)(akx + 1));
-	}
+	akx->num_sr = mroce_sr_fill(conn, qp, (struct mroce_sr *)(akx + 1));
 	mroce_reply_to(skb, in);
 	__skb_queue_tail(q, skb);
 	mroce_count(conn->mdev, ACKS_SENT);

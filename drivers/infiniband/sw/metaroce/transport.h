@@ -150,6 +150,7 @@ struct mroce_path {
 	u32 high_acked;		/* highest PSN acknowledged */
 	ktime_t reo_at;		/* reorder timer; 0: not armed */
 	ktime_t rto_from;	/* the RTO runs from the later of send and progress */
+	ktime_t tlp_at;		/* tail loss probe sent; 0: none this period */
 	/* RTT (spec 7.4) */
 	u32 srtt_us;
 	u32 rttvar_us;
@@ -159,7 +160,8 @@ struct mroce_path {
 	/* probing (spec 7.5, 7.6) */
 	u8 probes_out;		/* unanswered probes on this entropy */
 	u8 entropies;		/* entropies tried while PROBING */
-	u32 probe_id;
+	u32 probe_id;		/* the last probe sent */
+	u32 probe_base;		/* the first probe on this entropy */
 	u32 probe_psn;		/* next_psn when the probe left */
 	ktime_t probe_at;	/* when the last probe left */
 	ktime_t state_at;	/* when the path entered its state */
@@ -275,6 +277,8 @@ struct mroce_conn {
 	struct xarray trackers;		/* (qpn << 32 | ssn) index: see conn.c */
 	u32 ntrackers;
 	struct list_head wait_qps;	/* streams waiting for window room */
+	struct list_head streams_list;	/* every attached stream */
+	struct list_head sr_pending;	/* streams with a record to report */
 	struct sk_buff_head txq;	/* built, in PSN order, to send */
 	unsigned long tx_busy;		/* bit 0: a context is sending txq */
 };
@@ -283,6 +287,11 @@ struct mroce_conn {
 struct mroce_stream {
 	struct mroce_conn *conn;
 	struct list_head wait_entry;	/* on conn->wait_qps */
+	struct list_head conn_entry;	/* on conn->streams_list */
+	struct list_head sr_entry;	/* on conn->sr_pending */
+	u8 sr_left;			/* ACKs still to carry the record */
+	u8 sync_backoff;
+	ktime_t sync_at;		/* SYNC timer; 0: not armed */
 	/* requester */
 	u32 next_ssn;
 	u32 next_msn;
@@ -398,6 +407,19 @@ void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
 u32 mroce_ext_len(u8 type);
 void mroce_rc_fail(struct mroce_conn *conn, struct mroce_qp *qp, u32 ssn,
 		   enum ib_wc_status status);
+
+/* sync.c */
+void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp);
+u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
+		 struct mroce_sr *sr);
+u8 mroce_sr_count(struct mroce_conn *conn, struct mroce_qp *qp);
+void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
+		    bool progress);
+void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
+		     struct sk_buff_head *q);
+void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
+		   struct sk_buff_head *q);
+u32 mroce_rc_oldest_ssn(struct mroce_qp *qp);
 
 /* rc_resp.c */
 void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Stream-level recovery (spec 8.3, 9.5.1): the responder's pending Stream
+ * Record set, so a completion lost with its ACK is reported again, and the
+ * requester's SYNC, which asks the responder for a stream's records when a
+ * request stays incomplete although all its content was delivered.
+ */
+#include <linux/slab.h>
+
+#include "net.h"
+#include "transport.h"
+#include "verbs.h"
+
+#define MROCE_SR_REPEAT		2	/* ACKs that carry an advanced record */
+#define MROCE_ACK_MAX_SR	8	/* records per ACK */
+#define MROCE_SYNC_MAX		64	/* entries per SYNC (spec 5.5.11) */
+
+/* The stream's Completed SSN advanced, or a SYNC asked (MRC-ACK-009). */
+void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	st->sr_left = MROCE_SR_REPEAT;
+	if (list_empty(&st->sr_entry))
+		list_add_tail(&st->sr_entry, &conn->sr_pending);
+}
+
+static void mroce_sr_sent(struct mroce_stream *st)
+{
+	if (!list_empty(&st->sr_entry) && !--st->sr_left)
+		list_del_init(&st->sr_entry);
+}
+
+/*
+ * Fill the Stream Records of an ACK: qp's first if given, then pending
+ * ones, oldest first (MRC-ACK-010).  Returns how many; sr has room for
+ * MROCE_ACK_MAX_SR.
+ */
+u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
+		 struct mroce_sr *sr)
+{
+	struct mroce_stream *st, *tmp;
+	u8 n = 0;
+
+	if (qp) {
+		mroce_rc_fill_sr(qp, &sr[n++]);
+		mroce_sr_sent(&qp->stream);
+	}
+	list_for_each_entry_safe(st, tmp, &conn->sr_pending, sr_entry) {
+		if (n == MROCE_ACK_MAX_SR)
+			break;
+		if (qp && st == &qp->stream)
+			continue;
+		mroce_rc_fill_sr(container_of(st, struct mroce_qp, stream),
+				 &sr[n++]);
+		mroce_sr_sent(st);
+	}
+	return n;
+}
+
+u8 mroce_sr_count(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct mroce_stream *st;
+	u8 n = qp ? 1 : 0;
+
+	list_for_each_entry(st, &conn->sr_pending, sr_entry) {
+		if (n == MROCE_ACK_MAX_SR)
+			break;
+		if (!qp || st != &qp->stream)
+			n++;
+	}
+	return n;
+}
+
+/* The SYNC timeout: max(2 smallest srtt, 20 us), doubled (MRC-LOSS-013). */
+static u32 mroce_sync_timeout(struct mroce_conn *conn, u8 backoff)
+{
+	u32 srtt = 0;
+	u64 t;
+	int i;
+
+	for (i = 0; i < conn->npaths; i++)
+		if (conn->paths[i]->state == MROCE_PATH_ACTIVE &&
+		    conn->paths[i]->srtt_us &&
+		    (!srtt || conn->paths[i]->srtt_us < srtt))
+			srtt = conn->paths[i]->srtt_us;
+	t = srtt ? max(2 * srtt, 20U) : READ_ONCE(mroce_rto_initial_us);
+	return min_t(u64, t << min_t(u8, backoff, 16),
+		     READ_ONCE(mroce_rto_max_us));
+}
+
+static bool mroce_stream_waiting(struct mroce_qp *qp)
+{
+	return qp->sq.ring.cons != qp->stream.send_idx ||
+	       qp->stream.send_off;
+}
+
+/*
+ * The requester's SYNC timer for qp: after progress (a completion, a
+ * response or newly delivered content) it restarts; it stops once nothing
+ * is outstanding.  conn->lock held.
+ */
+void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
+		    bool progress)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	if (!mroce_stream_waiting(qp)) {
+		st->sync_at = 0;
+		st->sync_backoff = 0;
+		return;
+	}
+	if (progress)
+		st->sync_backoff = 0;
+	if (!progress && st->sync_at)
+		return;
+	st->sync_at = ktime_add_us(ktime_get(),
+				   mroce_sync_timeout(conn, st->sync_backoff));
+	mroce_conn_wake_at(conn, st->sync_at);
+}
+
+/* The ACTIVE path with the smallest srtt, else path 0. */
+static struct mroce_path *mroce_sync_path(struct mroce_conn *conn)
+{
+	struct mroce_path *best = conn->paths[0], *p;
+	int i;
+
+	for (i = 0; i < conn->npaths; i++) {
+		p = conn->paths[i];
+		if (p->state != MROCE_PATH_ACTIVE)
+			continue;
+		if (best->state != MROCE_PATH_ACTIVE ||
+		    (p->srtt_us && p->srtt_us < best->srtt_us))
+			best = p;
+	}
+	return best;
+}
+
+/* Send one SYNC for the streams whose timers expired (MRC-LOSS-014). */
+void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
+		     struct sk_buff_head *q)
+{
+	struct mroce_sye { __be32 req; __be32 resp; __be32 ssn; } __packed *e;
+	struct mroce_sye ent[MROCE_SYNC_MAX];
+	struct mroce_path *path;
+	struct mroce_stream *st;
+	struct mroce_bth *bth;
+	struct mroce_qp *qp;
+	struct sk_buff *skb;
+	ktime_t next = 0;
+	u32 n = 0;
+
+	if (!conn->npaths)
+		return;
+	list_for_each_entry(st, &conn->streams_list, conn_entry) {
+		if (!st->sync_at)
+			continue;
+		qp = container_of(st, struct mroce_qp, stream);
+		if (!mroce_stream_waiting(qp)) {
+			st->sync_at = 0;
+			continue;
+		}
+		if (ktime_after(st->sync_at, now) || n == MROCE_SYNC_MAX) {
+			if (!next || ktime_before(st->sync_at, next))
+				next = st->sync_at;
+			continue;
+		}
+		ent[n].req = htonl(qp->ibqp.qp_num);
+		ent[n].resp = htonl(qp->attr.dest_qp_num);
+		ent[n].ssn = htonl(qp->sq.ring.cons == st->send_idx ?
+				   st->next_ssn - 1 :
+				   mroce_rc_oldest_ssn(qp));
+		n++;
+		if (st->sync_backoff < 16)
+			st->sync_backoff++;
+		st->sync_at = ktime_add_us(now, mroce_sync_timeout(conn,
+							st->sync_backoff));
+		if (!next || ktime_before(st->sync_at, next))
+			next = st->sync_at;
+	}
+	if (next)
+		mroce_conn_wake_at(conn, next);
+	if (!n)
+		return;
+	skb = mroce_conn_alloc_pkt(conn, MROCE_T_SYNC, 4 + n * sizeof(*e), 0);
+	if (!skb)
+		return;
+	path = mroce_sync_path(conn);
+	bth = (struct mroce_bth *)skb->data;
+	bth->path_id = path->id;
+	*((u8 *)(bth + 1)) = n;
+	memcpy((u8 *)(bth + 1) + 4, ent, n * sizeof(*e));
+	mroce_cb(skb)->sport = path->sport;
+	__skb_queue_tail(q, skb);
+	mroce_count(conn->mdev, SYNCS_SENT);
+}
+
+/* A SYNC from the peer: report the streams it names (MRC-LOSS-015). */
+void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
+		   struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const u8 *syx = (const u8 *)(bth + 1);
+	const __be32 *e = (const __be32 *)(syx + 4);
+	struct mroce_qp *qp;
+	u32 n = syx[0], i;
+
+	if (!n || n > MROCE_SYNC_MAX || bth->payload_len ||
+	    bth->hdr_len * 4 != sizeof(*bth) + 4 + 12 * n ||
+	    bth->path_id >= MROCE_MAX_RX_PATHS) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	mroce_count(conn->mdev, SYNCS_RCVD);
+	for (i = 0; i < n; i++, e += 3) {
+		qp = mroce_qp_get(conn->mdev, ntohl(e[1]) & MROCE_QPN_MASK);
+		if (!qp)
+			continue;
+		if (qp->ibqp.qp_type == IB_QPT_RC && qp->stream.conn == conn &&
+		    qp->attr.dest_qp_num == (ntohl(e[0]) & MROCE_QPN_MASK))
+			mroce_sr_pending_add(conn, qp);
+		mroce_qp_put(qp);
+	}
+	mroce_send_ack(conn, skb, NULL, q);
+}
