@@ -46,14 +46,19 @@ fi
 # over 9p under TCG takes minutes); the guest copies them into place.
 stage=$cache/modules
 sdir=$stage/lib/modules/$kver
+# One run at a time stages the modules: two concurrent runs would race on
+# the directory (and ln into the host's tree through the symlink).
+exec {stagelock}> "$cache/modules.lock"
+flock "$stagelock"
 if [ ! -f "$sdir/modules.dep.bin" ] || [ "$ko" -nt "$sdir/modules.dep.bin" ]; then
 	rm -rf "$stage"
 	mkdir -p "$sdir/updates"
-	ln -s "/lib/modules/$kver/kernel" "$sdir/kernel"
+	ln -sfn "/lib/modules/$kver/kernel" "$sdir/kernel"
 	cp /lib/modules/"$kver"/modules.{order,builtin,builtin.modinfo} "$sdir/"
 	cp "$ko" "$sdir/updates/"
 	depmod -b "$stage" "$kver" || exit 2
 fi
+flock -u "$stagelock"
 
 [ -n "$out" ] || out=$(mktemp -d /tmp/mroce-vm.XXXXXX)
 mkdir -p "$out"
