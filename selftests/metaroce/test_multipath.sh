@@ -67,20 +67,26 @@ ok_if "four ACTIVE paths per connection" \
 
 # Link 2 turns into a black hole in both directions, mid-transfer.
 reroutes0=$(cnt ma path_reroutes)
-kverbs rc_many iters=1500 > /tmp/mp-many.log 2>&1 &
+kverbs rc_many iters=6000 > /tmp/mp-many.log 2>&1 &
 pid=$!
-sleep 2
+sleep 1
 ip netns exec $NS_A tc qdisc add dev a2 root netem loss 100%
 ip netns exec $NS_B tc qdisc add dev b2 root netem loss 100%
 wait $pid
 rc=$?
-ok_if "black-holed link mid-transfer: 1500 WRs complete, every byte, no QP error" \
+ok_if "black-holed link mid-transfer: 6000 WRs complete, every byte, no QP error" \
 	test $rc -eq 0
 [ $rc -eq 0 ] || diag "$(cat /tmp/mp-many.log)"
 ok_if "paths on the dead link moved to fresh entropy" \
 	bash -c "(( \$(cat /sys/class/infiniband/ma/ports/1/hw_counters/path_reroutes) + \
 		   \$(cat /sys/class/infiniband/mb/ports/1/hw_counters/path_reroutes) > $reroutes0 ))"
-diag "ma: $(cd /sys/class/infiniband/ma/ports/1/hw_counters && grep -H . path_reroutes path_suspect path_failed rto_timeouts tlp_probes probes_sent retransmits paths_active | tr '\n' ' ')"
+counters() {
+	local d
+	for d in ma mb; do
+		diag "$d: $(cd /sys/class/infiniband/$d/ports/1/hw_counters && grep -H . path_reroutes path_suspect path_failed rto_timeouts tlp_probes probes_sent retransmits paths_active | tr '\n' ' ')"
+	done
+}
+counters
 
 # With link 2 still dead, new traffic flows over link 1 only.
 d1=$(ip netns exec $NS_A tc -s qdisc show dev a2 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
@@ -92,6 +98,7 @@ moved=$(( $(txp $NS_A a1) - t1 ))
 diag "link 1 carried $moved packets; the dead link swallowed $((d2 - d1))"
 ok_if "traffic left the dead link (it got under 5% of the packets)" \
 	test $(( (d2 - d1) * 20 )) -lt "$moved"
+counters
 
 # Healed: traffic still flows, and nothing broke.
 ip netns exec $NS_A tc qdisc del dev a2 root

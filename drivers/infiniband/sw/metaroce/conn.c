@@ -37,6 +37,7 @@ struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 	if (!skb)
 		return NULL;
 	mroce_cb(skb)->sport = 0;
+	mroce_cb(skb)->plane = 0;
 	bth = skb_put_zero(skb, hdr);
 	skb_put(skb, payload_len);	/* the caller fills it */
 	bth->ver_rsvd = MROCE_VERSION << 4;
@@ -69,14 +70,20 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 {
 	struct sk_buff *skb;
 	__be16 sport;
+	u8 p;
 
 	do {
 		if (test_and_set_bit_lock(0, &conn->tx_busy))
 			return;
 		while ((skb = skb_dequeue(&conn->txq))) {
 			sport = mroce_cb(skb)->sport ?: conn->hs_sport;
-			mroce_xmit(conn->mdev, skb, &conn->local, &conn->peer,
-				   sport);
+			p = mroce_cb(skb)->plane;
+			if (p >= MROCE_MAX_PLANES ||
+			    !(READ_ONCE(conn->planes_paired) & BIT(p)))
+				p = 0;
+			mroce_xmit(conn->mdev, skb, p ? &conn->laddr[p] :
+				   &conn->local, p ? &conn->raddr[p] :
+				   &conn->peer, sport);
 		}
 		clear_bit_unlock(0, &conn->tx_busy);
 		smp_mb__after_atomic();	/* see packets queued meanwhile */
@@ -116,14 +123,72 @@ static void mroce_conn_hs_retry_at(struct mroce_conn *conn)
 	mroce_conn_arm_timer(conn);
 }
 
+/*
+ * Our plane addresses for a CX, in plane order, the connection's own
+ * first (spec 5.5.12): IPv4 planes when the connection is IPv4.
+ */
+static u8 mroce_cx_addrs(struct mroce_conn *conn, union ib_gid *addrs)
+{
+	struct net_device *ndev;
+	u8 n = 1;
+	int i;
+
+	addrs[0] = conn->local;
+	if (!ipv6_addr_v4mapped((struct in6_addr *)conn->local.raw))
+		return n;
+	rcu_read_lock();
+	for (i = 1; i < MROCE_MAX_PLANES; i++) {
+		ndev = mroce_plane_dev(conn->mdev, i);
+		if (ndev && mroce_plane_addr4(ndev, &addrs[n]))
+			n++;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/*
+ * Pair each plane with the first peer address it reaches (MRC-PATH-004).
+ * Plane 0 always uses the connection's addresses.
+ */
+void mroce_conn_pair_planes(struct mroce_conn *conn)
+{
+	struct net_device *ndev;
+	union ib_gid src;
+	u8 paired = BIT(0);
+	int i, k;
+
+	conn->laddr[0] = conn->local;
+	conn->raddr[0] = conn->peer;
+	rcu_read_lock();
+	for (i = 1; i < MROCE_MAX_PLANES; i++) {
+		ndev = mroce_plane_dev(conn->mdev, i);
+		if (!ndev || !mroce_plane_addr4(ndev, &src))
+			continue;
+		for (k = 0; k < conn->npeer_addrs; k++) {
+			if (!mroce_plane_reaches(ndev, &src,
+						 &conn->peer_addrs[k]))
+				continue;
+			conn->laddr[i] = src;
+			conn->raddr[i] = conn->peer_addrs[k];
+			paired |= BIT(i);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	WRITE_ONCE(conn->planes_paired, paired);
+}
+
 static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 				struct sk_buff_head *q)
 {
+	union ib_gid addrs[MROCE_MAX_PLANES];
 	struct mroce_dev *mdev = conn->mdev;
 	struct sk_buff *skb;
 	struct mroce_cx *cx;
+	u8 naddrs;
 
-	skb = mroce_conn_alloc_pkt(conn, type, sizeof(*cx) + 16, 0);
+	naddrs = mroce_cx_addrs(conn, addrs);
+	skb = mroce_conn_alloc_pkt(conn, type, sizeof(*cx) + 16 * naddrs, 0);
 	if (!skb)
 		return;
 	if (type == MROCE_T_CONNECT) {
@@ -134,7 +199,7 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	}
 	cx = (struct mroce_cx *)(skb->data + sizeof(struct mroce_bth));
 	cx->vmin_vmax = MROCE_VERSION << 4 | MROCE_VERSION;
-	cx->num_addrs = 1;
+	cx->num_addrs = naddrs;
 	cx->caps = htons(MROCE_CAP_ATOMIC | MROCE_CAP_HINT);
 	cx->epoch = cpu_to_be64(mdev->epoch);
 	cx->token = cpu_to_be64(conn->local_token);
@@ -144,7 +209,7 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	cx->seg_win_shift = MROCE_SEG_WIN_SHIFT;
 	cx->rx_msg_slots = htonl(MROCE_RX_MSG_SLOTS);
 	cx->max_streams = htonl(MROCE_MAX_QP);
-	memcpy(cx + 1, conn->local.raw, 16);
+	memcpy(cx + 1, addrs, 16 * naddrs);
 	__skb_queue_tail(q, skb);
 }
 
@@ -366,6 +431,10 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 	if (!conn->npaths)
 		conn->css_shift = min(conn->css_shift, maxsh);
 	conn->peer_max_paths = cx->max_rx_paths;
+	conn->npeer_addrs = min_t(u8, cx->num_addrs, MROCE_MAX_PLANES);
+	memcpy(conn->peer_addrs, cx + 1, 16 * conn->npeer_addrs);
+	if (conn->npaths)
+		return 0;
 	return mroce_paths_create(conn);
 }
 
@@ -550,6 +619,19 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 		mroce_qp_put(qp);
 }
 
+/* The plane whose address of conn is local; 0 if none is. */
+static u8 mroce_conn_plane_of(struct mroce_conn *conn,
+			      const union ib_gid *local)
+{
+	int i;
+
+	for (i = 1; i < MROCE_MAX_PLANES; i++)
+		if ((conn->planes_paired & BIT(i)) &&
+		    !memcmp(&conn->laddr[i], local, sizeof(*local)))
+			return i;
+	return 0;
+}
+
 /*
  * A packet for the connection layer: demultiplex by DCID and check the
  * token (spec 6.3.5), then dispatch.  Softirq; the framing was checked.
@@ -597,6 +679,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	}
 	mroce_count(mdev, RX_PACKETS);
 	mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
+	mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
 	if (bth->type == MROCE_T_CONNECT_ACK) {
 		mroce_rx_connect_ack(conn, skb, &q);
 	} else if (conn->state != MROCE_CONN_ESTABLISHED) {
@@ -630,12 +713,12 @@ unlock:
 }
 
 /*
- * The plane's netdev changed state (spec 7.9): its paths fail at once when
- * it goes down, and are probed at once when it comes back.  RTNL held.
+ * Plane plane changed state (spec 7.9): its paths fail at once when it goes
+ * down or is removed, and are probed at once when it comes back.  RTNL.
  */
-void mroce_conns_plane_event(struct mroce_dev *mdev, struct net_device *ndev)
+void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,
+			     bool removed)
 {
-	bool up = netif_running(ndev) && netif_carrier_ok(ndev);
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
 
@@ -644,11 +727,37 @@ void mroce_conns_plane_event(struct mroce_dev *mdev, struct net_device *ndev)
 		__skb_queue_head_init(&q);
 		spin_lock_bh(&conn->lock);
 		if (conn->state == MROCE_CONN_ESTABLISHED) {
-			if (up)
-				mroce_paths_plane_up(conn, &q);
+			if (up && !removed)
+				mroce_paths_plane_up(conn, plane, &q);
 			else
-				mroce_paths_plane_down(conn, &q);
+				mroce_paths_plane_down(conn, plane, removed, &q);
+			mroce_retx_flush(conn, &q);
+			mroce_rc_kick_waiters(conn, &q);
 			mroce_conn_arm_timer(conn);
+		}
+		mroce_conn_tx_commit(conn, &q);
+		spin_unlock_bh(&conn->lock);
+		mroce_conn_xmit(conn);
+	}
+	rcu_read_unlock();
+}
+
+/* A plane was added: established connections put paths on it (P2). */
+void mroce_conns_plane_added(struct mroce_dev *mdev, int plane)
+{
+	struct mroce_conn *conn;
+	struct sk_buff_head q;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(conn, &mdev->conns, list) {
+		__skb_queue_head_init(&q);
+		spin_lock_bh(&conn->lock);
+		if (conn->state == MROCE_CONN_ESTABLISHED) {
+			mroce_conn_pair_planes(conn);
+			if (conn->planes_paired & BIT(plane)) {
+				mroce_paths_add_plane(conn, plane, true, &q);
+				mroce_conn_arm_timer(conn);
+			}
 		}
 		mroce_conn_tx_commit(conn, &q);
 		spin_unlock_bh(&conn->lock);

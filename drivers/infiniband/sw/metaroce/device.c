@@ -31,7 +31,7 @@ struct mroce_dev *mroce_find_by_netdev(struct net_device *ndev)
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(mdev, &mroce_devices, list) {
-		if (mdev->ndev == ndev) {
+		if (mdev->ndev == ndev || mroce_plane_of(mdev, ndev) > 0) {
 			if (ib_device_try_get(&mdev->ibdev))
 				found = mdev;
 			break;
@@ -96,9 +96,10 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 		list_del_rcu(&mdev->list);
 	spin_unlock(&mroce_devices_lock);
 	synchronize_rcu();	/* no reader still sees mdev */
-	free_percpu(mdev->stats);
 
 	mroce_conns_destroy(mdev);
+	mroce_planes_release(mdev);
+	free_percpu(mdev->stats);
 	WARN_ON(!xa_empty(&mdev->mr_xa));
 	WARN_ON(!xa_empty(&mdev->qp_xa));
 	xa_destroy(&mdev->mr_xa);

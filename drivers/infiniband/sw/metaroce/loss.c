@@ -111,6 +111,7 @@ static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 		return NULL;
 	}
 	mroce_cb(skb)->sport = path->sport;
+	mroce_cb(skb)->plane = path->plane;
 	return skb;
 }
 

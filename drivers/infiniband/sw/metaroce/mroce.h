@@ -15,6 +15,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "counters.h"
+#include "wire.h"
 
 #define MROCE_LINK_TYPE		"metaroce"
 #define MROCE_NODE_DESC		"MetaRoCE"
@@ -73,6 +74,9 @@ struct mroce_dev {
 	struct list_head conns;		/* struct mroce_conn, RCU */
 	struct xarray conn_xa;		/* local CID -> struct mroce_conn */
 
+	/* Planes 1 and up (plane 0 is ndev): RTNL for writers, RCU. */
+	struct net_device __rcu *planes[MROCE_MAX_PLANES];
+	netdevice_tracker plane_tracker[MROCE_MAX_PLANES];
 	u32 link_mbps;			/* the netdev's speed; 0: unknown */
 	u32 hint_share;			/* fair share, Mb/s (spec 12.4.2) */
 	ktime_t hint_at;		/* when it was computed */
@@ -94,6 +98,20 @@ static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
 int mroce_newlink(const char *ibdev_name, struct net_device *ndev);
 void mroce_remove_all(void);
 struct mroce_dev *mroce_find_by_netdev(struct net_device *ndev);
+
+/* plane.c */
+int mroce_plane_of(struct mroce_dev *mdev, const struct net_device *ndev);
+struct net_device *mroce_plane_dev(struct mroce_dev *mdev, int i);
+bool mroce_plane_up(struct mroce_dev *mdev, int i);
+bool mroce_plane_addr4(struct net_device *ndev, union ib_gid *gid);
+bool mroce_plane_reaches(struct net_device *ndev, const union ib_gid *src,
+			 const union ib_gid *dst);
+int mroce_plane_add(struct mroce_dev *mdev, struct net_device *ndev,
+		    struct netlink_ext_ack *extack);
+int mroce_plane_del(struct mroce_dev *mdev, struct net_device *ndev,
+		    struct netlink_ext_ack *extack);
+void mroce_plane_gone(struct mroce_dev *mdev, struct net_device *ndev);
+void mroce_planes_release(struct mroce_dev *mdev);
 
 /* main.c */
 extern struct workqueue_struct *mroce_wq;

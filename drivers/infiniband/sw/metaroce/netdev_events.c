@@ -13,10 +13,24 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
 	struct mroce_dev *mdev;
+	bool up;
+	int plane;
 
 	mdev = mroce_find_by_netdev(ndev);
 	if (!mdev)
 		return NOTIFY_DONE;
+	plane = mroce_plane_of(mdev, ndev);
+	up = netif_running(ndev) && netif_carrier_ok(ndev);
+	if (plane > 0) {
+		/* A further plane: it only carries paths. */
+		if (event == NETDEV_UNREGISTER)
+			mroce_plane_gone(mdev, ndev);
+		else if (event == NETDEV_UP || event == NETDEV_DOWN ||
+			 event == NETDEV_CHANGE)
+			mroce_conns_plane_event(mdev, plane, up, false);
+		ib_device_put(&mdev->ibdev);
+		return NOTIFY_DONE;
+	}
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
@@ -33,7 +47,7 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_CHANGEMTU:
 		mroce_port_update(mdev, ndev);
 		mroce_port_speed_update(mdev, ndev);
-		mroce_conns_plane_event(mdev, ndev);
+		mroce_conns_plane_event(mdev, 0, up, false);
 		break;
 	default:
 		break;

@@ -104,15 +104,18 @@ static void mroce_path_set_state(struct mroce_conn *conn,
 		path->reo_at = 0;
 }
 
+static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
+			     struct sk_buff_head *q);
+
 /*
- * Create the connection's paths once the peer's limits are known
- * (transition P1): paths_per_plane of them, at most the peer's Max Rx
- * Paths.  Returns 0 if at least one path exists.
+ * Put paths_per_plane paths on plane, within the peer's Max Rx Paths
+ * (MRC-PATH-002): ACTIVE at establishment (P1), PROBING later (P2).
  */
-int mroce_paths_create(struct mroce_conn *conn)
+int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
+			  struct sk_buff_head *q)
 {
-	u32 n = min3(READ_ONCE(mroce_paths_per_plane),
-		     (u32)conn->peer_max_paths, (u32)MROCE_MAX_PATHS);
+	u32 cap = min_t(u32, conn->peer_max_paths, MROCE_MAX_PATHS);
+	u32 n = min(conn->npaths + READ_ONCE(mroce_paths_per_plane), cap);
 	struct mroce_path *path;
 	u32 i;
 
@@ -121,6 +124,7 @@ int mroce_paths_create(struct mroce_conn *conn)
 		if (!path)
 			break;
 		path->id = i;
+		path->plane = plane;
 		path->state = MROCE_PATH_FAILED;	/* set_state counts */
 		path->sport = mroce_pick_sport(conn, path);
 		path->next_psn = get_random_u32();
@@ -132,8 +136,26 @@ int mroce_paths_create(struct mroce_conn *conn)
 		mroce_cc_path_init(conn, path);
 		conn->paths[i] = path;
 		conn->npaths = i + 1;
-		mroce_path_set_state(conn, path, MROCE_PATH_ACTIVE);
+		if (probing) {
+			mroce_path_set_state(conn, path, MROCE_PATH_PROBING);
+			path->entropies = 1;
+			mroce_send_probe(conn, path, q);
+		} else {
+			mroce_path_set_state(conn, path, MROCE_PATH_ACTIVE);
+		}
 	}
+	return conn->npaths ? 0 : -ENOMEM;
+}
+
+/* The connection's paths at establishment, on every paired plane (P1). */
+int mroce_paths_create(struct mroce_conn *conn)
+{
+	int p;
+
+	mroce_conn_pair_planes(conn);
+	for (p = 0; p < MROCE_MAX_PLANES; p++)
+		if (conn->planes_paired & BIT(p))
+			mroce_paths_add_plane(conn, p, false, NULL);
 	return conn->npaths ? 0 : -ENOMEM;
 }
 
@@ -215,6 +237,7 @@ static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
 	pbx->timestamp = cpu_to_be64(ktime_to_ns(path->probe_at));
 	memset(pbx + 1, 0, pad);
 	mroce_cb(skb)->sport = path->sport;
+	mroce_cb(skb)->plane = path->plane;
 	__skb_queue_tail(q, skb);
 	mroce_count(conn->mdev, PROBES_SENT);
 }
@@ -362,6 +385,8 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 			mroce_path_set_state(conn, path, MROCE_PATH_FAILED);
 		break;
 	case MROCE_PATH_FAILED:
+		if (path->removed || !mroce_plane_up(conn->mdev, path->plane))
+			break;
 		if (short_failed ? since_probe >= pto :
 		    ktime_ms_delta(now, path->state_at) >=
 		    READ_ONCE(mroce_failed_probe_interval_ms))
@@ -413,6 +438,9 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 					 mroce_probe_timeout(conn, path));
 			break;
 		case MROCE_PATH_FAILED:
+			if (path->removed ||
+			    !mroce_plane_up(conn->mdev, path->plane))
+				break;
 			t = short_failed ?
 			    ktime_add_us(path->probe_at,
 					 mroce_probe_timeout(conn, path)) :
@@ -477,14 +505,21 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	mroce_rc_kick_waiters(conn, q);
 }
 
-/* The plane went down: every path fails at once (P5, MRC-PATH-024). */
-void mroce_paths_plane_down(struct mroce_conn *conn, struct sk_buff_head *q)
+/*
+ * A plane went down or was removed: its paths fail at once (P5, P13,
+ * MRC-PATH-024); their packets go to the other planes' paths.
+ */
+void mroce_paths_plane_down(struct mroce_conn *conn, int plane, bool removed,
+			    struct sk_buff_head *q)
 {
 	struct mroce_path *path;
 	int i;
 
 	for (i = 0; i < conn->npaths; i++) {
 		path = conn->paths[i];
+		if (path->plane != plane)
+			continue;
+		path->removed |= removed;
 		if (path->state == MROCE_PATH_FAILED)
 			continue;
 		mroce_path_set_state(conn, path, MROCE_PATH_FAILED);
@@ -492,14 +527,19 @@ void mroce_paths_plane_down(struct mroce_conn *conn, struct sk_buff_head *q)
 	}
 }
 
-/* The plane came up: probe its failed paths at once (P12, MRC-PATH-037). */
-void mroce_paths_plane_up(struct mroce_conn *conn, struct sk_buff_head *q)
+/* A plane came up: probe its failed paths at once (P12, MRC-PATH-037). */
+void mroce_paths_plane_up(struct mroce_conn *conn, int plane,
+			  struct sk_buff_head *q)
 {
+	struct mroce_path *path;
 	int i;
 
-	for (i = 0; i < conn->npaths; i++)
-		if (conn->paths[i]->state == MROCE_PATH_FAILED)
-			mroce_path_probe_new(conn, conn->paths[i], q);
+	for (i = 0; i < conn->npaths; i++) {
+		path = conn->paths[i];
+		if (path->plane == plane && !path->removed &&
+		    path->state == MROCE_PATH_FAILED)
+			mroce_path_probe_new(conn, path, q);
+	}
 }
 
 static int mroce_cmp_u32(const void *a, const void *b)

@@ -60,8 +60,10 @@ static bool mroce_rxpath_apply_plw(struct mroce_rxpath *rx, u32 plw)
 
 /*
  * Receiver side of a sequenced packet (spec 7.3.2): apply its PLW, then
- * classify its PSN.  Returns 1 for a new packet (now recorded), 0 for a
- * duplicate or late one, -1 for one dropped and counted.
+ * classify its PSN.  Returns 1 for a new packet (now recorded), 2 for a
+ * late one (below the PLW: its content may still be needed, the stream
+ * level removes duplicates), 0 for a duplicate, -1 for one dropped and
+ * counted.
  */
 int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 {
@@ -98,7 +100,7 @@ int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 		rx->ce_count++;
 	if (e <= 0) {
 		mroce_count(conn->mdev, LATE_ARRIVALS);
-		return 0;
+		return 2;
 	}
 	if (test_bit(e - 1, rx->sack)) {
 		mroce_count(conn->mdev, PATH_DUPLICATES);

@@ -191,6 +191,7 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 	*((u8 *)(bth + 1)) = n;
 	memcpy((u8 *)(bth + 1) + 4, ent, n * sizeof(*e));
 	mroce_cb(skb)->sport = path->sport;
+	mroce_cb(skb)->plane = path->plane;
 	__skb_queue_tail(q, skb);
 	mroce_count(conn->mdev, SYNCS_SENT);
 }

@@ -67,7 +67,8 @@ static inline s32 mroce_seq_diff(u32 a, u32 b)
 }
 
 struct mroce_skb_cb {
-	__be16 sport;		/* reply entropy; 0: the path's */
+	__be16 sport;		/* entropy; 0: the handshake's */
+	u8 plane;		/* the plane it goes out on (or came in on) */
 };
 
 static inline struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
@@ -81,6 +82,7 @@ static inline void mroce_reply_to(struct sk_buff *skb,
 				  const struct sk_buff *in)
 {
 	mroce_cb(skb)->sport = udp_hdr(in)->source;
+	mroce_cb(skb)->plane = ((const struct mroce_skb_cb *)in->cb)->plane;
 }
 
 enum mroce_conn_state {
@@ -141,6 +143,8 @@ enum mroce_path_state {
 struct mroce_path {
 	u8 id;
 	u8 state;		/* enum mroce_path_state */
+	u8 plane;		/* fixed for the path's life (MRC-PATH-003) */
+	bool removed;		/* its plane was removed: FAILED for good */
 	__be16 sport;		/* entropy */
 	u32 next_psn;
 	u32 plw;		/* lowest PSN not yet resolved */
@@ -252,6 +256,11 @@ struct mroce_conn {
 	ktime_t hs_at;			/* handshake retry; 0: none */
 	__be16 hs_sport;		/* entropy of handshake packets */
 	u8 peer_max_paths;		/* the peer's Max Rx Paths */
+	u8 npeer_addrs;			/* the peer's plane addresses (CX) */
+	union ib_gid peer_addrs[MROCE_MAX_PLANES];
+	u8 planes_paired;		/* bit i: plane i has addresses */
+	union ib_gid laddr[MROCE_MAX_PLANES];	/* per plane: ours ... */
+	union ib_gid raddr[MROCE_MAX_PLANES];	/* ... and the peer's */
 	u8 npaths;
 	u8 last_path;			/* spraying: the last path used */
 	struct mroce_path *paths[MROCE_MAX_PATHS];
@@ -323,7 +332,10 @@ struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 void mroce_conn_arm_timer(struct mroce_conn *conn);
 
 void mroce_conn_wake_at(struct mroce_conn *conn, ktime_t when);
-void mroce_conns_plane_event(struct mroce_dev *mdev, struct net_device *ndev);
+void mroce_conn_pair_planes(struct mroce_conn *conn);
+void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,
+			     bool removed);
+void mroce_conns_plane_added(struct mroce_dev *mdev, int plane);
 
 /* path.c: sender paths, their states, probes and the choice of path */
 int mroce_paths_create(struct mroce_conn *conn);
@@ -337,8 +349,12 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn);
 void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp);
 void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 			       struct sk_buff_head *q);
-void mroce_paths_plane_down(struct mroce_conn *conn, struct sk_buff_head *q);
-void mroce_paths_plane_up(struct mroce_conn *conn, struct sk_buff_head *q);
+void mroce_paths_plane_down(struct mroce_conn *conn, int plane, bool removed,
+			    struct sk_buff_head *q);
+void mroce_paths_plane_up(struct mroce_conn *conn, int plane,
+			  struct sk_buff_head *q);
+int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
+			  struct sk_buff_head *q);
 u32 mroce_mpb(const struct mroce_conn *conn);
 u32 mroce_charge(const struct mroce_conn *conn, const struct mroce_txrec *rec);
 void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,

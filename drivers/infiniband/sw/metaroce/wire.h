@@ -17,6 +17,7 @@
 #define MROCE_GSI_QKEY		0x80010000U
 #define MROCE_QPN_MASK		0x00ffffffU
 #define MROCE_GRH_LEN		40	/* synthesized GRH before UD payloads */
+#define MROCE_MAX_PLANES	8	/* planes of a device (spec 7.1) */
 
 /* Default IP traffic class: DSCP 26 (spec 4.2.1) with ECT(0) (spec 4.2.2). */
 #define MROCE_DSCP_DEFAULT	26
