@@ -45,14 +45,14 @@ cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 
 # All four at once: 64 KiB messages, every byte checked by -c.
 for i in $(seq 1 $N); do
-	ip netns exec mrr timeout 300 ibv_rc_pingpong -d mr -g "$(gid_index mr)" \
-		-p $((18600 + i)) -s 65536 -n 300 -c > /tmp/incast-srv$i.log 2>&1 &
+	ip netns exec mrr timeout 200 ibv_rc_pingpong -d mr -g "$(gid_index mr)" \
+		-p $((18600 + i)) -s 65536 -n 200 -c > /tmp/incast-srv$i.log 2>&1 &
 done
 sleep 2
 pids=()
 for i in $(seq 1 $N); do
-	ip netns exec mrs$i timeout 300 ibv_rc_pingpong -d ms$i \
-		-g "$(gid_index ms$i)" -p $((18600 + i)) -s 65536 -n 300 -c $R \
+	ip netns exec mrs$i timeout 200 ibv_rc_pingpong -d ms$i \
+		-g "$(gid_index ms$i)" -p $((18600 + i)) -s 65536 -n 200 -c $R \
 		> /tmp/incast-cli$i.log 2>&1 &
 	pids+=($!)
 done
@@ -62,7 +62,11 @@ wait
 ok_if "4 senders into 1 receiver through the bottleneck: every byte checked" \
 	test $fails -eq 0
 for i in $(seq 1 $N); do
-	grep -q "iters in" /tmp/incast-cli$i.log || diag "sender $i: $(cat /tmp/incast-cli$i.log)"
+	grep -q "iters in" /tmp/incast-cli$i.log ||
+		diag "sender $i: $(cat /tmp/incast-cli$i.log); receiver: $(cat /tmp/incast-srv$i.log)"
+done
+for d in mr ms1 ms2 ms3 ms4; do
+	diag "$d: $(cd /sys/class/infiniband/$d/ports/1/hw_counters && grep -H . tx_data_packets rx_data_packets retransmits rto_timeouts tlp_probes syncs_sent stream_retries retry_exceeded path_suspect paths_active | tr '\n' ' ')"
 done
 
 # Mbit/s of each sender, from ibv_rc_pingpong's report.

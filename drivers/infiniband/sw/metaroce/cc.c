@@ -13,7 +13,7 @@
 #include "transport.h"
 #include "verbs.h"
 
-#define MROCE_ALPHA_ONE		(1U << 16)
+#define MROCE_ALPHA_ONE		BIT(16)
 
 static void mroce_cwnd_clamp(const struct mroce_conn *conn,
 			     struct mroce_path *path)

@@ -416,21 +416,25 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
+	u32 slots = ntohl(cx->rx_msg_slots);
 	u8 maxsh = cx->maxsh_rsvd >> 4;
+	/* Max Rx Paths 0 means 256 (spec 5.5.12); we use at most 64. */
+	u32 max_paths = cx->max_rx_paths ?: 256;
 
 	if ((cx->vmin_vmax >> 4) > MROCE_VERSION ||
 	    (cx->vmin_vmax & 0xf) < MROCE_VERSION || maxsh > 4 ||
 	    cx->seg_win_shift < 6 || cx->seg_win_shift > 16 || !cx->token ||
-	    !cx->max_rx_paths)
+	    slots < 64 || slots > 1048576)
 		return -EINVAL;
-	if (conn->npaths && cx->max_rx_paths < conn->npaths)
+	if (conn->npaths && max_paths < conn->npaths)
 		return -EINVAL;		/* paths cannot be taken back */
 	conn->peer_cid = ntohl(bth->scid);
 	conn->peer_token = be64_to_cpu(cx->token);
 	conn->peer_epoch = be64_to_cpu(cx->epoch);
+	conn->peer_guid = cx->guid;
 	if (!conn->npaths)
 		conn->css_shift = min(conn->css_shift, maxsh);
-	conn->peer_max_paths = cx->max_rx_paths;
+	conn->peer_max_paths = min_t(u32, max_paths, MROCE_MAX_PATHS);
 	conn->npeer_addrs = min_t(u8, cx->num_addrs, MROCE_MAX_PLANES);
 	memcpy(conn->peer_addrs, cx + 1, 16 * conn->npeer_addrs);
 	if (conn->npaths)
@@ -454,6 +458,7 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 			     const union ib_gid *peer)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
 
@@ -476,7 +481,18 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	    conn->peer_cid == ntohl(bth->scid)) {
 		/* A resent CONNECT: answer it again, create nothing. */
 		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
+	} else if (conn->state == MROCE_CONN_ESTABLISHED &&
+		   (cx->guid != conn->peer_guid ||
+		    be64_to_cpu(cx->epoch) == conn->peer_epoch)) {
+		/*
+		 * Another CONNECT for a live connection is only a restart of
+		 * the same peer (same GUID, new epoch: spec 6.7.2); anything
+		 * else must not take the connection over (MRC-CONN-015).
+		 */
+		mroce_count(mdev, CONN_REJECTED);
 	} else if (!mroce_conn_take_cx(conn, skb)) {
+		if (conn->state == MROCE_CONN_ESTABLISHED)
+			mroce_count(mdev, CONN_PEER_RESTART);
 		/* New, or simultaneous open: both handshakes merge. */
 		if (conn->state != MROCE_CONN_ESTABLISHED)
 			mroce_count(mdev, CONN_ESTABLISHED);
@@ -713,7 +729,7 @@ unlock:
 }
 
 /*
- * Plane plane changed state (spec 7.9): its paths fail at once when it goes
+ * A plane changed state (spec 7.9): its paths fail at once when it goes
  * down or is removed, and are probed at once when it comes back.  RTNL.
  */
 void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,

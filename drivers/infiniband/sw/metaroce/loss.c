@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Sequenced packets on a path and their acknowledgement (spec 8.4, 9):
+ * Sequenced packets on a path and their acknowledgment (spec 8.4, 9):
  * building and recording each transmission, cumulative + 256-bit SACK
  * processing, RTT samples, and loss detection by the threshold rule and
  * the reorder timer.  Content declared lost is resent under a new PSN,
@@ -161,7 +161,9 @@ void mroce_advance_plw(struct mroce_path *path)
 
 /*
  * Declare f lost (spec 9.2): resolve it and resend its content, unless it
- * was delivered meanwhile or was sent retry_cnt + 1 times already.
+ * was delivered meanwhile.  Giving up is the stream's retry timer's call
+ * (spec 9.5.2), not the path's: a path can lose content many times while
+ * another path still works.
  */
 void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 			struct mroce_inflight *f, struct sk_buff_head *q)
@@ -174,12 +176,9 @@ void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 	path->win_lost++;
 	refcount_inc(&qp->ref);
 	mroce_resolve(path, f);
-	if (tries > qp->attr.retry_cnt) {
-		mroce_count(conn->mdev, RETRY_EXCEEDED);
-		mroce_rc_fail(conn, qp, rec.ssn, IB_WC_RETRY_EXC_ERR);
-	} else if (mroce_rc_still_needed(conn, &rec)) {
-		mroce_path_resend(conn, &rec, tries + 1, path->id, q);
-	}
+	if (mroce_rc_still_needed(conn, &rec))
+		mroce_path_resend(conn, &rec, min_t(u32, tries + 1, U8_MAX),
+				  path->id, q);
 	mroce_qp_put(qp);
 }
 

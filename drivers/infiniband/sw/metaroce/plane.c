@@ -151,7 +151,8 @@ int mroce_plane_del(struct mroce_dev *mdev, struct net_device *ndev,
 		NL_SET_ERR_MSG(extack, "netdev is not a plane of this device");
 		err = -ENOENT;
 	} else if (i == 0) {
-		NL_SET_ERR_MSG(extack, "plane 0 is the device's own netdev: delete the link instead");
+		NL_SET_ERR_MSG(extack,
+			       "plane 0 is the device's own netdev: delete the link");
 		err = -EBUSY;
 	} else {
 		__mroce_plane_del(mdev, i);

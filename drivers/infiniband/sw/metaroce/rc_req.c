@@ -243,13 +243,14 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 	struct mroce_stream *st = &qp->stream;
 	struct mroce_send_wqe *wqe;
 	struct mroce_txrec rec;
-	u32 seg;
+	u32 seg, wait_us;
 
 	while (READ_ONCE(qp->state) == IB_QPS_RTS) {
 		if (time_before(jiffies, st->rnr_until)) {
 			mroce_wait(conn, qp);
+			wait_us = jiffies_to_usecs(st->rnr_until - jiffies);
 			mroce_conn_wake_at(conn, ktime_add_us(ktime_get(),
-				jiffies_to_usecs(st->rnr_until - jiffies) + 1));
+							      wait_us + 1));
 			return;
 		}
 		if (st->send_idx == qp->sq.fetch && !mroce_rc_fetch(qp)) {
@@ -353,10 +354,11 @@ void mroce_rc_send(struct mroce_qp *qp)
 	if (conn->state == MROCE_CONN_ESTABLISHED) {
 		mroce_rc_push(conn, qp, &q);
 		mroce_sync_arm(conn, qp, false);
-	} else if (conn->state == MROCE_CONN_FAILED)
+	} else if (conn->state == MROCE_CONN_FAILED) {
 		mroce_rc_fail_all(conn, qp);
-	else
+	} else {
 		mroce_wait(conn, qp);
+	}
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
 	mroce_conn_xmit(conn);

@@ -15,6 +15,13 @@
 #define MROCE_ACK_MAX_SR	8	/* records per ACK */
 #define MROCE_SYNC_MAX		64	/* entries per SYNC (spec 5.5.11) */
 
+/* A SYNC entry (spec 5.5.11). */
+struct mroce_sye {
+	__be32 req;
+	__be32 resp;
+	__be32 ssn;
+} __packed;
+
 /* The stream's Completed SSN advanced, or a SYNC asked (MRC-ACK-009). */
 void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp)
 {
@@ -108,7 +115,14 @@ void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
 	if (!mroce_stream_waiting(qp)) {
 		st->sync_at = 0;
 		st->sync_backoff = 0;
+		st->retry_at = 0;
+		st->retries = 0;
 		return;
+	}
+	if (progress || !st->retry_at) {
+		if (progress)
+			st->retries = 0;
+		mroce_retry_arm(conn, qp);
 	}
 	if (progress)
 		st->sync_backoff = 0;
@@ -117,6 +131,48 @@ void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
 	st->sync_at = ktime_add_us(ktime_get(),
 				   mroce_sync_timeout(conn, st->sync_backoff));
 	mroce_conn_wake_at(conn, st->sync_at);
+}
+
+/*
+ * The retry timer: 4.096 us * 2^timeout after the last progress; the QP
+ * attribute timeout 0 turns it off (MRC-LOSS-016).
+ */
+void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	u8 t = qp->attr.timeout;
+
+	if (!t) {
+		qp->stream.retry_at = 0;
+		return;
+	}
+	qp->stream.retry_at = ktime_add_ns(ktime_get(),
+					   4096ULL << min_t(u8, t, 31));
+	mroce_conn_wake_at(conn, qp->stream.retry_at);
+}
+
+/*
+ * The retry timer of st expired (MRC-LOSS-017): past retry_cnt expiries
+ * without progress the oldest request fails; before that, ask again.
+ * Returns true if the stream should get a SYNC entry.
+ */
+static bool mroce_retry_expired(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	if (time_before(jiffies, st->rnr_until)) {	/* MRC-LOSS-018 */
+		mroce_retry_arm(conn, qp);
+		return false;
+	}
+	if (++st->retries > qp->attr.retry_cnt) {
+		st->retry_at = 0;
+		mroce_count(conn->mdev, RETRY_EXCEEDED);
+		mroce_rc_fail(conn, qp, mroce_rc_oldest_ssn(qp),
+			      IB_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	mroce_count(conn->mdev, STREAM_RETRIES);
+	mroce_retry_arm(conn, qp);
+	return true;
 }
 
 /* The ACTIVE path with the smallest srtt, else path 0. */
@@ -140,7 +196,6 @@ static struct mroce_path *mroce_sync_path(struct mroce_conn *conn)
 void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 		     struct sk_buff_head *q)
 {
-	struct mroce_sye { __be32 req; __be32 resp; __be32 ssn; } __packed *e;
 	struct mroce_sye ent[MROCE_SYNC_MAX];
 	struct mroce_path *path;
 	struct mroce_stream *st;
@@ -153,11 +208,18 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 	if (!conn->npaths)
 		return;
 	list_for_each_entry(st, &conn->streams_list, conn_entry) {
+		qp = container_of(st, struct mroce_qp, stream);
+		if (st->retry_at && !ktime_after(st->retry_at, now) &&
+		    mroce_stream_waiting(qp) && mroce_retry_expired(conn, qp) &&
+		    n < MROCE_SYNC_MAX)
+			st->sync_at = now;	/* a SYNC goes now */
+		if (st->retry_at && (!next || ktime_before(st->retry_at, next)))
+			next = st->retry_at;
 		if (!st->sync_at)
 			continue;
-		qp = container_of(st, struct mroce_qp, stream);
 		if (!mroce_stream_waiting(qp)) {
 			st->sync_at = 0;
+			st->retry_at = 0;
 			continue;
 		}
 		if (ktime_after(st->sync_at, now) || n == MROCE_SYNC_MAX) {
@@ -173,8 +235,9 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 		n++;
 		if (st->sync_backoff < 16)
 			st->sync_backoff++;
-		st->sync_at = ktime_add_us(now, mroce_sync_timeout(conn,
-							st->sync_backoff));
+		st->sync_at = ktime_add_us(now,
+					   mroce_sync_timeout(conn,
+							      st->sync_backoff));
 		if (!next || ktime_before(st->sync_at, next))
 			next = st->sync_at;
 	}
@@ -182,14 +245,15 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 		mroce_conn_wake_at(conn, next);
 	if (!n)
 		return;
-	skb = mroce_conn_alloc_pkt(conn, MROCE_T_SYNC, 4 + n * sizeof(*e), 0);
+	skb = mroce_conn_alloc_pkt(conn, MROCE_T_SYNC, 4 + n * sizeof(ent[0]),
+				   0);
 	if (!skb)
 		return;
 	path = mroce_sync_path(conn);
 	bth = (struct mroce_bth *)skb->data;
 	bth->path_id = path->id;
 	*((u8 *)(bth + 1)) = n;
-	memcpy((u8 *)(bth + 1) + 4, ent, n * sizeof(*e));
+	memcpy((u8 *)(bth + 1) + 4, ent, n * sizeof(ent[0]));
 	mroce_cb(skb)->sport = path->sport;
 	mroce_cb(skb)->plane = path->plane;
 	__skb_queue_tail(q, skb);

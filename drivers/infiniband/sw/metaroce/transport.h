@@ -247,6 +247,7 @@ struct mroce_conn {
 	u32 peer_cid;
 	u64 peer_token;
 	u64 peer_epoch;
+	__be64 peer_guid;
 	u8 css_shift;			/* connection segment size: 256 << shift */
 	u8 connect_tries;
 	u32 ack_seq;
@@ -300,7 +301,9 @@ struct mroce_stream {
 	struct list_head sr_entry;	/* on conn->sr_pending */
 	u8 sr_left;			/* ACKs still to carry the record */
 	u8 sync_backoff;
+	u8 retries;			/* retry timer expiries without progress */
 	ktime_t sync_at;		/* SYNC timer; 0: not armed */
+	ktime_t retry_at;		/* retry timer (spec 9.5.2); 0: off */
 	/* requester */
 	u32 next_ssn;
 	u32 next_msn;
@@ -436,6 +439,7 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 		   struct sk_buff_head *q);
 u32 mroce_rc_oldest_ssn(struct mroce_qp *qp);
+void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp);
 
 /* rc_resp.c */
 void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
