@@ -417,6 +417,11 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibqp->device);
 	struct mroce_qp *qp = to_mqp(ibqp);
 
+	/*
+	 * Destroying is not the error state: no LAST_WQE_REACHED, which
+	 * libibverbs would wait for the process to acknowledge.
+	 */
+	WRITE_ONCE(qp->last_wqe_done, true);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	mroce_conn_detach(qp);
 

@@ -278,9 +278,9 @@ static void mroce_qp_last_wqe(struct mroce_qp *qp)
 		.event = IB_EVENT_QP_LAST_WQE_REACHED,
 	};
 
-	if (!qp->ibqp.srq || qp->last_wqe_done)
+	if (!qp->ibqp.srq || READ_ONCE(qp->last_wqe_done))
 		return;
-	qp->last_wqe_done = true;
+	WRITE_ONCE(qp->last_wqe_done, true);
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
