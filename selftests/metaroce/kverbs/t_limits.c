@@ -71,7 +71,8 @@ static int kv_lim_qp(struct kv_test *t, struct kv_ep *ep,
 		if (PTR_ERR_OR_ZERO(qp) != -EINVAL) {
 			if (!IS_ERR(qp))
 				ib_destroy_qp(qp);
-			return kv_fail(t, "ib_create_qp with %s beyond the limit: %pe, expected -EINVAL",
+			return kv_fail(t,
+				       "ib_create_qp with %s beyond the limit: %pe, expected -EINVAL",
 				       bad[i].what, qp);
 		}
 	}

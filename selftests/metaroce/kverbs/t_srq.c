@@ -192,7 +192,8 @@ static int kv_sq_serial(struct kv_sq *s)
 			err = kv_sq_events(s, 1, "3 WQEs left, limit 4");
 			if (!err && (ib_query_srq(s->srq, &attr) ||
 				     attr.srq_limit))
-				err = kv_fail(s->t, "limit %u after the event, expected 0 (disarmed)",
+				err = kv_fail(s->t,
+					      "limit %u after the event, expected 0 (disarmed)",
 					      attr.srq_limit);
 			if (!err)
 				err = kv_sq_limit(s, 2);

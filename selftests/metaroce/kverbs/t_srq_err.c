@@ -63,7 +63,8 @@ static int kv_se_limits(struct kv_se *s)
 		if (PTR_ERR_OR_ZERO(srq) != -EINVAL) {
 			if (!IS_ERR(srq))
 				ib_destroy_srq(srq);
-			return kv_fail(t, "ib_create_srq(max_wr %u, max_sge %u): %pe, expected -EINVAL",
+			return kv_fail(t,
+				       "ib_create_srq(max_wr %u, max_sge %u): %pe, expected -EINVAL",
 				       bad_sizes[i].wr, bad_sizes[i].sge, srq);
 		}
 	}
@@ -95,7 +96,8 @@ static int kv_se_limits(struct kv_se *s)
 	bad = NULL;
 	if (!err && (ib_post_srq_recv(srq, wr, &bad) != -EINVAL ||
 		     bad != &wr[0]))
-		err = kv_fail(t, "ib_post_srq_recv with 2 SGEs (max 1) did not fail with -EINVAL at that WR");
+		err = kv_fail(t,
+			      "ib_post_srq_recv with 2 SGEs (max 1) did not fail with -EINVAL at that WR");
 	wr[0].num_sge = 1;
 	bad = NULL;
 	if (!err && (ib_post_srq_recv(srq, wr, &bad) != -ENOMEM ||
