@@ -35,8 +35,13 @@ static const struct verbs_context_ops metaroce_ctx_ops = {
 	.post_recv = metaroce_post_recv,
 	.create_ah = metaroce_create_ah,
 	.destroy_ah = metaroce_destroy_ah,
+	.create_srq = metaroce_create_srq,
+	.modify_srq = metaroce_modify_srq,
+	.query_srq = metaroce_query_srq,
+	.destroy_srq = metaroce_destroy_srq,
+	.post_srq_recv = metaroce_post_srq_recv,
 	/*
-	 * Not provided (libibverbs answers EOPNOTSUPP): SRQs, the extended
+	 * Not provided (libibverbs answers EOPNOTSUPP): XRC, the extended
 	 * CQ/QP API (ibv_create_cq_ex, ibv_qp_ex work request builders),
 	 * memory windows, multicast.
 	 */

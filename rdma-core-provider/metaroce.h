@@ -12,6 +12,7 @@
  *   ring.c       mapping the kernel's rings
  *   cq.c         completion queues: mapped rings, polled without syscalls
  *   qp.c         queue pairs: mapped SQ/RQ rings, posting and doorbells
+ *   srq.c        shared receive queues: a mapped ring, posted without syscalls
  * The rings' layout and protocol are in <rdma/metaroce-abi.h>.
  */
 #ifndef METAROCE_PROVIDER_H
@@ -90,6 +91,14 @@ _Static_assert(offsetof(struct metaroce_create_qp_resp_full, drv_payload) ==
 	       sizeof(struct ib_uverbs_create_qp_resp),
 	       "udata-out must follow the core CREATE_QP response directly");
 
+struct metaroce_create_srq_resp_full {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct metaroce_create_srq_resp drv_payload;
+};
+_Static_assert(offsetof(struct metaroce_create_srq_resp_full, drv_payload) ==
+	       sizeof(struct ib_uverbs_create_srq_resp),
+	       "udata-out must follow the core CREATE_SRQ response directly");
+
 struct metaroce_create_ah_resp_full {
 	struct ib_uverbs_create_ah_resp ibv_resp;
 	struct metaroce_create_ah_resp drv_payload;
@@ -114,7 +123,8 @@ _Static_assert(sizeof(struct metaroce_ring_info) == 24, "ring info");
 _Static_assert(sizeof(struct metaroce_create_cq_resp) % 8 == 0 &&
 	       sizeof(struct metaroce_resize_cq_resp) % 8 == 0 &&
 	       sizeof(struct metaroce_create_qp_resp) % 8 == 0 &&
-	       sizeof(struct metaroce_create_ah_resp) % 8 == 0,
+	       sizeof(struct metaroce_create_ah_resp) % 8 == 0 &&
+	       sizeof(struct metaroce_create_srq_resp) % 8 == 0,
 	       "MetaRoCE uAPI structs are padded to 8 bytes");
 /* wc_flags in a CQE are libibverbs' values. */
 _Static_assert(METAROCE_WC_GRH == IBV_WC_GRH &&
@@ -182,6 +192,11 @@ struct metaroce_qp {
 	struct metaroce_wq rq;
 };
 
+struct metaroce_srq {
+	struct ibv_srq ibv_srq;
+	struct metaroce_wq rq;
+};
+
 struct metaroce_ah {
 	struct ibv_ah ibv_ah;
 	uint32_t ah_num;		/* from the kernel; UD WQEs carry it */
@@ -195,6 +210,11 @@ static inline struct metaroce_cq *to_mcq(struct ibv_cq *ibcq)
 static inline struct metaroce_qp *to_mqp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct metaroce_qp, vqp.qp);
+}
+
+static inline struct metaroce_srq *to_msrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct metaroce_srq, ibv_srq);
 }
 
 static inline struct metaroce_ah *to_mah(struct ibv_ah *ibah)
@@ -268,5 +288,15 @@ int metaroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		       struct ibv_send_wr **bad_wr);
 int metaroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+
+/* srq.c */
+struct ibv_srq *metaroce_create_srq(struct ibv_pd *pd,
+				    struct ibv_srq_init_attr *attr);
+int metaroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			int attr_mask);
+int metaroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int metaroce_destroy_srq(struct ibv_srq *srq);
+int metaroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr);
 
 #endif /* METAROCE_PROVIDER_H */

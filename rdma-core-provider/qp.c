@@ -83,7 +83,8 @@ struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->srq) {
+	/* On an SRQ: RC only (the kernel checks too). */
+	if (attr->srq && attr->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -417,8 +418,8 @@ int metaroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	int ret = 0, db, i;
 
 	*bad_wr = NULL;
-	/* C10-97.2.1: no receives in RESET. */
-	if (ibqp->state == IBV_QPS_RESET) {
+	/* C10-97.2.1: no receives in RESET; a QP on an SRQ has no RQ. */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->srq) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -72,7 +72,11 @@
 	X(ibv_cmd_query_qp)			\
 	X(ibv_cmd_destroy_qp)			\
 	X(ibv_cmd_create_ah)			\
-	X(ibv_cmd_destroy_ah)
+	X(ibv_cmd_destroy_ah)			\
+	X(ibv_cmd_create_srq)			\
+	X(ibv_cmd_modify_srq)			\
+	X(ibv_cmd_query_srq)			\
+	X(ibv_cmd_destroy_srq)
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -421,13 +425,15 @@ VP_WRITE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 VP_WRITE_CMD(ibv_post_send, ib_uverbs_post_send);
 VP_WRITE_CMD(ibv_post_recv, ib_uverbs_post_recv);
 
-/* Not called yet (extended CQ/QP, SRQ); sizes pinned already. */
-VP_WRITE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
-VP_WRITE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
+/* SRQs (srq.c). */
 VP_WRITE_CMD(ibv_create_srq, ib_uverbs_create_srq);
-VP_WRITE_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
 VP_WRITE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 VP_WRITE_CMD(ibv_query_srq, ib_uverbs_query_srq);
+
+/* Not called yet (extended CQ/QP, XRC); sizes pinned already. */
+VP_WRITE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+VP_WRITE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
+VP_WRITE_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
 
 /* ------------------------------------------------------------------------
  * Exported IBVERBS_PRIVATE_34 functions we call.
@@ -530,6 +536,21 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
 		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
+/*
+ * SRQ commands.  ibv_cmd_create_srq() fills srq->handle and writes the
+ * granted max_wr / max_sge back to attr->attr.
+ */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 
 /* ------------------------------------------------------------------------
  * Layout pins

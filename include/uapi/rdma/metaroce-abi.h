@@ -185,4 +185,16 @@ struct metaroce_create_qp_resp {
 	__u32 reserved;
 };
 
+/*
+ * Response to CREATE_SRQ (udata out) for a user SRQ: its ring, whose slots
+ * hold a struct metaroce_recv_wqe followed by up to max_sge SGEs, as the
+ * RQ's.  The process posts by producing into it, with no system call; the
+ * kernel consumes a WQE when a message of a QP on the SRQ first needs one.
+ * A QP created on an SRQ still gets an RQ ring in its create_qp response
+ * (one slot, never read): the QP's receives come from the SRQ.
+ */
+struct metaroce_create_srq_resp {
+	struct metaroce_ring_info ring;
+};
+
 #endif /* METAROCE_ABI_USER_H */

@@ -44,10 +44,16 @@ int kv_ep_create(struct kv_test *t, struct kv_ep *ep, struct kv_dev *dev,
 	ep->peer = peer;
 	INIT_LIST_HEAD(&ep->rmrs);
 
-	pd = ib_alloc_pd(dev->ibdev, 0);
-	if (IS_ERR(pd))
-		return kv_fail(t, "%s: ib_alloc_pd: %pe", dev->name, pd);
-	ep->pd = pd;
+	if (attr->pd) {
+		ep->pd = attr->pd;
+	} else {
+		pd = ib_alloc_pd(dev->ibdev, 0);
+		if (IS_ERR(pd))
+			return kv_fail(t, "%s: ib_alloc_pd: %pe", dev->name,
+				       pd);
+		ep->pd = pd;
+		ep->own_pd = true;
+	}
 	cq = ib_alloc_cq(dev->ibdev, ep, attr->cqe, 0, IB_POLL_DIRECT);
 	if (IS_ERR(cq))
 		return kv_fail(t, "%s: ib_alloc_cq: %pe", dev->name, cq);
@@ -67,14 +73,16 @@ int kv_ep_create(struct kv_test *t, struct kv_ep *ep, struct kv_dev *dev,
 	init.cap.max_recv_wr = attr->max_recv_wr;
 	init.cap.max_send_sge = attr->max_send_sge;
 	init.cap.max_recv_sge = attr->max_recv_sge;
+	init.srq = attr->srq;
 	qp = ib_create_qp(ep->pd, &init);
 	if (IS_ERR(qp))
 		return kv_fail(t, "%s: ib_create_qp: %pe", dev->name, qp);
 	ep->qp = qp;
+	/* With an SRQ the receive capabilities do not apply. */
 	if (init.cap.max_send_wr < attr->max_send_wr ||
-	    init.cap.max_recv_wr < attr->max_recv_wr ||
+	    (!attr->srq && init.cap.max_recv_wr < attr->max_recv_wr) ||
 	    init.cap.max_send_sge < attr->max_send_sge ||
-	    init.cap.max_recv_sge < attr->max_recv_sge)
+	    (!attr->srq && init.cap.max_recv_sge < attr->max_recv_sge))
 		return kv_fail(t,
 			       "%s: ib_create_qp returned caps %u/%u/%u/%u below the %u/%u/%u/%u asked",
 			       dev->name, init.cap.max_send_wr,
@@ -103,7 +111,7 @@ void kv_ep_destroy(struct kv_ep *ep)
 	if (ep->rcq)
 		ib_free_cq(ep->rcq);
 	ep->rcq = NULL;
-	if (ep->pd)
+	if (ep->pd && ep->own_pd)
 		ib_dealloc_pd(ep->pd);
 	ep->pd = NULL;
 }

@@ -56,6 +56,7 @@ struct kv_ep {
 	struct kv_dev *dev;
 	struct kv_dev *peer;
 	struct ib_pd *pd;
+	bool own_pd;			/* allocated by kv_ep_create */
 	struct ib_cq *scq;
 	struct ib_cq *rcq;
 	struct ib_qp *qp;
@@ -71,6 +72,8 @@ struct kv_ep_attr {
 	u32 max_recv_sge;
 	u32 cqe;
 	enum ib_sig_type sig_type;
+	struct ib_srq *srq;		/* receives from this SRQ, or NULL */
+	struct ib_pd *pd;		/* the caller's PD, or NULL: a new one */
 };
 
 /* The parts of an RC connection that differ between tests. */
@@ -110,6 +113,20 @@ struct kv_sgl {
 	u32 len[KV_SGL_MAX];
 	u32 total;			/* bytes in all pieces */
 	size_t span;			/* buffer bytes needed, with the gaps */
+};
+
+/* Memory of KV_FR_PAGES separate pages, for fast-registration MRs. */
+#define KV_FR_PAGES		3
+#define KV_FR_BYTES		(KV_FR_PAGES * PAGE_SIZE)
+#define KV_WRID_FR_REG		0x6672000000000001ULL	/* "fr" */
+#define KV_WRID_FR_DENIED	0x6672000000000002ULL
+
+struct kv_pages {
+	struct ib_device *ibdev;
+	struct page *page[KV_FR_PAGES];
+	struct scatterlist sg[KV_FR_PAGES];
+	bool mapped;
+	u8 *flat;			/* a copy of all pages, in order */
 };
 
 /* tap.c: failure reasons and diagnostics */
@@ -181,6 +198,25 @@ int kv_rmr_reg(struct kv_test *t, struct kv_ep *ep, struct kv_buf *b,
 	       int access, struct kv_rmr *r);
 void kv_rmr_dereg(struct kv_rmr *r);
 
+/* frmr.c: fast registration */
+int kv_pages_alloc(struct kv_test *t, struct kv_pages *m,
+		   struct ib_device *dev);
+void kv_pages_free(struct kv_pages *m);
+void kv_pages_canary(struct kv_pages *m);
+const u8 *kv_pages_flat(struct kv_pages *m);
+int kv_pages_check(struct kv_test *t, struct kv_pages *m, size_t off,
+		   size_t len, u32 seed, const char *what);
+void kv_reg_wr(struct ib_reg_wr *wr, struct ib_mr *mr, int access, u64 wr_id,
+	       bool signaled);
+void kv_inv_wr(struct ib_send_wr *wr, u32 key, u64 wr_id, bool signaled);
+int kv_fr_map_reg(struct kv_test *t, struct kv_ep *ep, struct ib_mr *mr,
+		  struct kv_pages *m, unsigned int sg_off, int access);
+void kv_rdma_wr(struct ib_rdma_wr *wr, struct ib_sge *sge,
+		const struct kv_ep *ep, const struct kv_buf *b, size_t off,
+		u32 len, enum ib_wr_opcode op, u64 va, u32 rkey, u64 wr_id);
+int kv_write_denied(struct kv_test *t, struct kv_ep *a, struct kv_buf *sb,
+		    u32 len, u64 va, u32 rkey, const char *what);
+
 /* wc.c: posting and polling */
 int kv_post_send(struct kv_test *t, struct kv_ep *ep,
 		 const struct ib_send_wr *wr, const char *what);
@@ -210,5 +246,11 @@ int kv_test_rc_atomic(struct kv_test *t);
 int kv_test_rc_bad_rkey(struct kv_test *t);
 int kv_test_rc_rnr(struct kv_test *t);
 int kv_test_rc_many(struct kv_test *t);
+int kv_test_frmr(struct kv_test *t);
+int kv_test_frmr_inv(struct kv_test *t);
+int kv_test_frmr_err(struct kv_test *t);
+int kv_test_srq(struct kv_test *t);
+int kv_test_srq_err(struct kv_test *t);
+int kv_test_limits(struct kv_test *t);
 
 #endif /* MROCE_KVERBS_H */

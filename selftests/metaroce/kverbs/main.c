@@ -52,6 +52,12 @@ static const struct kv_case kv_cases[] = {
 	{ "rc_bad_rkey", kv_test_rc_bad_rkey },
 	{ "rc_rnr", kv_test_rc_rnr },
 	{ "rc_many", kv_test_rc_many },
+	{ "frmr", kv_test_frmr },
+	{ "frmr_inv", kv_test_frmr_inv },
+	{ "frmr_err", kv_test_frmr_err },
+	{ "srq", kv_test_srq },
+	{ "srq_err", kv_test_srq_err },
+	{ "limits", kv_test_limits },
 };
 
 #define KV_NCASES	ARRAY_SIZE(kv_cases)

@@ -114,11 +114,13 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.uverbs_abi_ver = METAROCE_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
+	.alloc_mr = mroce_alloc_mr,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
 	.create_ah = mroce_create_ah,
 	.create_cq = mroce_create_cq,
 	.create_qp = mroce_create_qp,
+	.create_srq = mroce_create_srq,
 	.create_user_ah = mroce_create_ah,
 	.dealloc_driver = mroce_dealloc_driver,
 	.dealloc_pd = mroce_dealloc_pd,
@@ -128,21 +130,26 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.destroy_ah = mroce_destroy_ah,
 	.destroy_cq = mroce_destroy_cq,
 	.destroy_qp = mroce_destroy_qp,
+	.destroy_srq = mroce_destroy_srq,
 	.device_group = &mroce_attr_group,
 	.get_dma_mr = mroce_get_dma_mr,
 	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
+	.map_mr_sg = mroce_map_mr_sg,
 	.mmap = mroce_mmap,
 	.mmap_free = mroce_mmap_free,
 	.modify_qp = mroce_modify_qp,
+	.modify_srq = mroce_modify_srq,
 	.poll_cq = mroce_poll_cq,
 	.post_recv = mroce_post_recv,
 	.post_send = mroce_post_send,
+	.post_srq_recv = mroce_post_srq_recv,
 	.query_device = mroce_query_device,
 	.query_pkey = mroce_query_pkey,
 	.query_port = mroce_query_port,
 	.query_qp = mroce_query_qp,
+	.query_srq = mroce_query_srq,
 	.reg_user_mr = mroce_reg_user_mr,
 	.req_notify_cq = mroce_req_notify_cq,
 	.resize_cq = mroce_resize_cq,
@@ -151,6 +158,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, mroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mroce_ucontext, ibuc),
 };
 
@@ -168,7 +176,8 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->max_qp_wr = MROCE_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_CURR_QP_STATE_MOD |
 			      IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_RC_RNR_NAK_GEN;
+			      IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = MROCE_MAX_SGE;
 	a->max_recv_sge = MROCE_MAX_SGE;
@@ -176,6 +185,7 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->max_cq = MROCE_MAX_CQ;
 	a->max_cqe = MROCE_MAX_CQE;
 	a->max_mr = MROCE_MAX_MR;
+	a->max_fast_reg_page_list_len = MROCE_MAX_FRPL;
 	a->max_pd = MROCE_MAX_PD;
 	a->max_qp_rd_atom = MROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = MROCE_MAX_RD_ATOMIC;
@@ -184,6 +194,9 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->max_ah = MROCE_MAX_AH;
+	a->max_srq = MROCE_MAX_SRQ;
+	a->max_srq_wr = MROCE_MAX_QP_WR;
+	a->max_srq_sge = MROCE_MAX_SGE;
 	addrconf_addr_eui48((u8 *)&a->sys_image_guid, ndev->dev_addr);
 }
 
@@ -217,6 +230,7 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	atomic_set(&mdev->num_cq, 0);
 	atomic_set(&mdev->num_qp, 0);
 	atomic_set(&mdev->num_mr, 0);
+	atomic_set(&mdev->num_srq, 0);
 	mroce_init_attr(mdev, ndev);
 
 	mdev->ibdev.node_type = RDMA_NODE_IB_CA;

@@ -18,7 +18,7 @@
 				   IB_ACCESS_MW_BIND | \
 				   IB_ACCESS_OPTIONAL)
 
-static struct mroce_mr *mroce_mr_alloc(struct ib_pd *ibpd, int access)
+struct mroce_mr *mroce_mr_alloc(struct ib_pd *ibpd, int access)
 {
 	struct mroce_dev *mdev = to_mdev(ibpd->device);
 	struct mroce_mr *mr;
@@ -44,9 +44,13 @@ static struct mroce_mr *mroce_mr_alloc(struct ib_pd *ibpd, int access)
 		goto err_free;
 
 	mr->ibmr.device = ibpd->device;	/* the core sets it too, later */
+	mr->index = index;
+	spin_lock_init(&mr->lock);
+	mr->valid = true;
 	mr->access = access;
-	mr->ibmr.lkey = index << 8 | get_random_u8();
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = index << 8 | get_random_u8();
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
 	return mr;
 
 err_free:
@@ -56,25 +60,26 @@ err_limit:
 	return ERR_PTR(err);
 }
 
-static struct ib_mr *mroce_mr_publish(struct mroce_mr *mr)
+struct ib_mr *mroce_mr_publish(struct mroce_mr *mr)
 {
 	struct mroce_dev *mdev = to_mdev(mr->ibmr.device);
 
 	/* The slot is reserved: storing into it allocates nothing. */
-	xa_store(&mdev->mr_xa, mr->ibmr.lkey >> 8, mr, GFP_KERNEL);
+	xa_store(&mdev->mr_xa, mr->index, mr, GFP_KERNEL);
 	return &mr->ibmr;
 }
 
-static void mroce_mr_free(struct mroce_mr *mr)
+void mroce_mr_free(struct mroce_mr *mr)
 {
 	struct mroce_dev *mdev = to_mdev(mr->ibmr.device);
 
-	xa_erase(&mdev->mr_xa, mr->ibmr.lkey >> 8);
+	xa_erase(&mdev->mr_xa, mr->index);
 	/* The data path looks keys up under RCU. */
 	synchronize_rcu();
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	mroce_frmr_free(mr);
 	kfree(mr);
 	atomic_dec(&mdev->num_mr);
 }

@@ -39,11 +39,13 @@
 #define MROCE_MAX_MR		SZ_256K
 #define MROCE_MAX_PD		SZ_64K
 #define MROCE_MAX_MR_SIZE	SZ_1T
+#define MROCE_MAX_FRPL		512	/* pages in a fast-registration MR */
 #define MROCE_MAX_MSG_SIZE	0x80000000U
 #define MROCE_MAX_INLINE	256
 #define MROCE_MAX_RD_ATOMIC	16
 #define MROCE_MAX_UCONTEXT	512
 #define MROCE_MAX_AH		SZ_64K
+#define MROCE_MAX_SRQ		SZ_64K
 #define MROCE_GID_TBL_LEN	1024
 #define MROCE_VENDOR_ID		0xffffff	/* no OUI: software device */
 #define MROCE_VENDOR_PART_ID	0x4d52		/* "MR" */
@@ -87,6 +89,7 @@ struct mroce_dev {
 	atomic_t num_qp;
 	atomic_t num_mr;
 	atomic_t num_ah;
+	atomic_t num_srq;
 };
 
 static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)

@@ -20,6 +20,9 @@ static int mroce_check_send_wr(struct mroce_qp *qp,
 		return -EINVAL;
 	if (ud && !ud_wr(wr)->ah)
 		return -EINVAL;
+	if (wr->opcode == IB_WR_REG_MR &&
+	    (!reg_wr(wr)->mr || reg_wr(wr)->mr->pd != qp->ibqp.pd))
+		return -EINVAL;
 
 	*inline_len = 0;
 	if (wr->send_flags & IB_SEND_INLINE) {
@@ -46,9 +49,20 @@ static void mroce_write_send_wqe(struct mroce_qp *qp,
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wqe->imm_data = (__force u32)wr->ex.imm_data;
-	if (wr->opcode == IB_WR_SEND_WITH_INV)
+	if (wr->opcode == IB_WR_SEND_WITH_INV ||
+	    wr->opcode == IB_WR_LOCAL_INV)
 		wqe->invalidate_rkey = wr->ex.invalidate_rkey;
 	switch (wr->opcode) {
+	case IB_WR_REG_MR:
+		/* What the MR is now, as ULPs expect it to be registered. */
+		wqe->ah_num = to_mmr(reg_wr(wr)->mr)->index;
+		wqe->remote_addr = reg_wr(wr)->mr->iova;
+		wqe->compare_add = reg_wr(wr)->mr->length;
+		wqe->rkey = reg_wr(wr)->key;
+		wqe->swap = (u32)reg_wr(wr)->access;
+		return;
+	case IB_WR_LOCAL_INV:
+		return;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
@@ -132,28 +146,18 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr)
+/* Write receive WRs into a receive ring (RQ or SRQ). */
+int mroce_wq_post_recv(struct mroce_wq *rq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr)
 {
-	struct mroce_qp *qp = to_mqp(ibqp);
-	struct mroce_ring *ring = &qp->rq.ring;
+	struct mroce_ring *ring = &rq->ring;
 	struct metaroce_recv_wqe *wqe;
 	unsigned long flags;
 	int err = 0, i;
 
-	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	/* User QPs: only the doorbell (POST_RECV with no work requests). */
-	if (ibqp->uobject && wr) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-
-	spin_lock_irqsave(&qp->rq.post_lock, flags);
+	spin_lock_irqsave(&rq->post_lock, flags);
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
+		if (wr->num_sge < 0 || wr->num_sge > rq->max_sge)
 			err = -EINVAL;
 		else if (mroce_ring_full(ring))
 			err = -ENOMEM;
@@ -171,8 +175,28 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 		mroce_ring_produce(ring);
 	}
-	spin_unlock_irqrestore(&qp->rq.post_lock, flags);
+	spin_unlock_irqrestore(&rq->post_lock, flags);
+	return err;
+}
 
+int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	int err;
+
+	/* A QP on an SRQ has no receive queue of its own. */
+	if (READ_ONCE(qp->state) == IB_QPS_RESET || ibqp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	/* User QPs: only the doorbell (POST_RECV with no work requests). */
+	if (ibqp->uobject && wr) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	err = mroce_wq_post_recv(&qp->rq, wr, bad_wr);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		mroce_qp_flush_rq(qp);
 	return err;

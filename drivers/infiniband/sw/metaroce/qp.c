@@ -26,16 +26,19 @@ static int mroce_check_qp_init(struct mroce_dev *mdev,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq)
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	/* Receives from an SRQ: RC only. */
+	if (init->srq && init->qp_type != IB_QPT_RC)
 		return -EOPNOTSUPP;
 	if (udata && init->qp_type == IB_QPT_GSI)
 		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
 	if (cap->max_send_wr > mdev->attr.max_qp_wr ||
-	    cap->max_recv_wr > mdev->attr.max_qp_wr ||
+	    (!init->srq && cap->max_recv_wr > mdev->attr.max_qp_wr) ||
 	    cap->max_send_sge > mdev->attr.max_send_sge ||
-	    cap->max_recv_sge > mdev->attr.max_recv_sge ||
+	    (!init->srq && cap->max_recv_sge > mdev->attr.max_recv_sge) ||
 	    cap->max_inline_data > MROCE_MAX_INLINE)
 		return -EINVAL;
 	return 0;
@@ -124,8 +127,9 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			    cap->max_inline_data, true);
 	if (err)
 		goto err_limit;
-	err = mroce_wq_init(&qp->rq, cap->max_recv_wr, cap->max_recv_sge, 0,
-			    false);
+	/* On an SRQ, the RQ (ring of one slot, for the ABI) stays empty. */
+	err = mroce_wq_init(&qp->rq, init->srq ? 1 : cap->max_recv_wr,
+			    init->srq ? 0 : cap->max_recv_sge, 0, false);
 	if (err)
 		goto err_sq;
 	qp->sq_mmap = NULL;
@@ -140,9 +144,9 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_unmap;
 
 	cap->max_send_wr = qp->sq.max_wr;
-	cap->max_recv_wr = qp->rq.max_wr;
+	cap->max_recv_wr = init->srq ? 0 : qp->rq.max_wr;
 	cap->max_send_sge = qp->sq.max_sge;
-	cap->max_recv_sge = qp->rq.max_sge;
+	cap->max_recv_sge = init->srq ? 0 : qp->rq.max_sge;
 	cap->max_inline_data = qp->sq.max_inline;
 	return 0;
 
@@ -360,6 +364,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			mroce_wq_reset(&qp->sq);
 			mroce_wq_reset(&qp->rq);
 			WRITE_ONCE(qp->rq.ring.hdr->flags, 0);
+			qp->last_wqe_done = false;
 		} else if (new == IB_QPS_ERR) {
 			mroce_qp_flush_rq_err(qp);
 			mroce_qp_kick(qp);	/* the worker flushes the SQ */
@@ -383,9 +388,9 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cur_qp_state = qp->state;
 	attr->port_num = attr->port_num ?: MROCE_PORT;
 	attr->cap.max_send_wr = qp->sq.max_wr;
-	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_recv_wr = ibqp->srq ? 0 : qp->rq.max_wr;
 	attr->cap.max_send_sge = qp->sq.max_sge;
-	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_recv_sge = ibqp->srq ? 0 : qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
 	if (ibqp->qp_type == IB_QPT_RC) {
 		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
@@ -412,6 +417,11 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibqp->device);
 	struct mroce_qp *qp = to_mqp(ibqp);
 
+	/*
+	 * Destroying is not the error state: no LAST_WQE_REACHED, which
+	 * libibverbs would wait for the process to acknowledge.
+	 */
+	WRITE_ONCE(qp->last_wqe_done, true);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	mroce_conn_detach(qp);
 

@@ -101,7 +101,9 @@ static void mroce_rc_complete_ready(struct mroce_conn *conn,
 			mroce_qp_to_error(qp);
 			return;
 		}
-		if (mroce_wqe_has_response(wqe->opcode))
+		if (mroce_opcode_local(wqe->opcode))
+			done = true;	/* executed when it was reached */
+		else if (mroce_wqe_has_response(wqe->opcode))
 			done = wqe->resp_done;
 		else
 			done = mroce_seq_diff(wqe->ssn, st->peer_completed) <= 0;
@@ -119,12 +121,25 @@ static void mroce_rc_complete_ready(struct mroce_conn *conn,
  */
 static struct mroce_send_wqe *mroce_find_ssn(struct mroce_qp *qp, u32 ssn)
 {
+	struct mroce_send_wqe *wqe;
 	u32 idx;
 
-	for (idx = qp->sq.ring.cons; idx != qp->sq.fetch; idx++)
-		if (mroce_shadow(qp, idx)->ssn == ssn)
-			return mroce_shadow(qp, idx);
+	for (idx = qp->sq.ring.cons; idx != qp->sq.fetch; idx++) {
+		wqe = mroce_shadow(qp, idx);
+		/* A local operation has no SSN of its own. */
+		if (wqe->ssn == ssn && !mroce_opcode_local(wqe->opcode))
+			return wqe;
+	}
 	return NULL;
+}
+
+static void mroce_rc_fail_wqe(struct mroce_conn *conn, struct mroce_qp *qp,
+			      struct mroce_send_wqe *wqe,
+			      enum ib_wc_status status)
+{
+	if (wqe->rc_status == IB_WC_SUCCESS)
+		wqe->rc_status = status;
+	mroce_rc_complete_ready(conn, qp);
 }
 
 void mroce_rc_fail(struct mroce_conn *conn, struct mroce_qp *qp, u32 ssn,
@@ -134,9 +149,7 @@ void mroce_rc_fail(struct mroce_conn *conn, struct mroce_qp *qp, u32 ssn,
 
 	if (!wqe)
 		return;		/* a responder's packet, or already done */
-	if (wqe->rc_status == IB_WC_SUCCESS)
-		wqe->rc_status = status;
-	mroce_rc_complete_ready(conn, qp);
+	mroce_rc_fail_wqe(conn, qp, wqe, status);
 }
 
 /* Is the content of rec still wanted (not completed meanwhile)? */
@@ -153,7 +166,8 @@ bool mroce_rc_still_needed(struct mroce_conn *conn,
 	if (mroce_seq_diff(rec->ssn, qp->stream.peer_completed) <= 0)
 		return false;
 	wqe = mroce_shadow(qp, rec->wqe_idx);
-	return wqe->ssn == rec->ssn && !wqe->resp_done;
+	return wqe->ssn == rec->ssn && !mroce_opcode_local(wqe->opcode) &&
+	       !wqe->resp_done;
 }
 
 /* Payload bytes of rec, read now from their source. */
@@ -169,7 +183,7 @@ int mroce_rc_build_payload(struct mroce_conn *conn,
 				       rec->plen, IB_ACCESS_REMOTE_READ, false) ?
 		       -EACCES : 0;
 	wqe = mroce_shadow(qp, rec->wqe_idx);
-	if (wqe->ssn != rec->ssn)
+	if (wqe->ssn != rec->ssn || mroce_opcode_local(wqe->opcode))
 		return -ESTALE;
 	if (wqe->send_flags & IB_SEND_INLINE) {
 		memcpy(buf, (u8 *)wqe->sge + rec->offset, rec->plen);
@@ -198,12 +212,18 @@ static struct mroce_send_wqe *mroce_rc_fetch(struct mroce_qp *qp)
 
 	if (!wqe)
 		return NULL;
-	wqe->ssn = st->next_ssn++;
-	wqe->msn = mroce_wqe_consumes_recv(wqe->opcode) ? st->next_msn++ : 0;
 	wqe->resp_bytes = 0;
 	wqe->resp_done = false;
 	wqe->resp_segs = NULL;
 	wqe->rc_status = IB_WC_SUCCESS;
+	if (mroce_opcode_local(wqe->opcode)) {
+		/* No message: not an SSN (find_ssn skips it). */
+		wqe->ssn = st->next_ssn - 1;
+		wqe->msn = 0;
+		return wqe;
+	}
+	wqe->ssn = st->next_ssn++;
+	wqe->msn = mroce_wqe_consumes_recv(wqe->opcode) ? st->next_msn++ : 0;
 	if (wqe->status != IB_WC_SUCCESS)
 		return wqe;
 	if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
@@ -216,7 +236,8 @@ static struct mroce_send_wqe *mroce_rc_fetch(struct mroce_qp *qp)
 		return wqe;
 	access = mroce_wqe_has_response(wqe->opcode) ? IB_ACCESS_LOCAL_WRITE : 0;
 	if (wqe->status == IB_WC_SUCCESS &&
-	    mroce_check_sgl(qp, wqe->sge, wqe->num_sge, wqe->length, access))
+	    mroce_check_sgl(qp, wqe->sge, wqe->num_sge, 0, wqe->length,
+			    access))
 		wqe->status = IB_WC_LOC_PROT_ERR;
 	return wqe;
 }
@@ -260,6 +281,23 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 		}
 		wqe = mroce_shadow(qp, st->send_idx);
 		if (wqe->status != IB_WC_SUCCESS) {
+			st->send_idx++;
+			st->send_off = 0;
+			mroce_rc_complete_ready(conn, qp);
+			continue;
+		}
+		if (mroce_opcode_local(wqe->opcode)) {
+			/*
+			 * In order with the requests around it (MRC-VRB-011):
+			 * every earlier one is segmented.  A fenced one waits
+			 * until every earlier one is complete.
+			 */
+			if ((wqe->send_flags & IB_SEND_FENCE) &&
+			    qp->sq.ring.cons != st->send_idx) {
+				mroce_wait(conn, qp);
+				return;
+			}
+			wqe->rc_status = mroce_local_op(qp, wqe);
 			st->send_idx++;
 			st->send_off = 0;
 			mroce_rc_complete_ready(conn, qp);
@@ -373,8 +411,8 @@ void mroce_rc_fail_all(struct mroce_conn *conn, struct mroce_qp *qp)
 		return;
 	if (qp->sq.ring.cons == st->send_idx)
 		st->send_idx++;
-	mroce_rc_fail(conn, qp, mroce_shadow(qp, qp->sq.ring.cons)->ssn,
-		      IB_WC_RETRY_EXC_ERR);
+	mroce_rc_fail_wqe(conn, qp, mroce_shadow(qp, qp->sq.ring.cons),
+			  IB_WC_RETRY_EXC_ERR);
 }
 
 /* A Stream Record from the responder (spec 8, 11.3). */

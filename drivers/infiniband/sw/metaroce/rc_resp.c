@@ -30,10 +30,15 @@ void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr)
 {
 	struct mroce_stream *st = &qp->stream;
 
-	sr->flags_req_qpn = htonl(MROCE_SRF_CREDIT << 24 | qp->attr.dest_qp_num);
+	u8 flags = qp->ibqp.srq ? MROCE_SRF_UNLIMITED : MROCE_SRF_CREDIT;
+
+	sr->flags_req_qpn = htonl((u32)flags << 24 | qp->attr.dest_qp_num);
 	sr->resp_qpn = htonl(qp->ibqp.qp_num);
 	sr->completed_ssn = htonl(st->completed_ssn);
-	sr->msn_limit = htonl(st->recv_msn + mroce_rq_posted(qp) - 1);
+	/* With an SRQ (MRC-ACK-013) the limit is the message slots'. */
+	sr->msn_limit = htonl(st->recv_msn - 1 + (qp->ibqp.srq ?
+						  MROCE_RX_MSG_SLOTS :
+						  mroce_rq_posted(qp)));
 }
 
 /* NAK the request in (spec 13). */
@@ -135,6 +140,48 @@ static bool mroce_recv_for_msn(struct mroce_qp *qp, u32 msn,
 	return true;
 }
 
+/*
+ * SRQ: complete the receive WQE bound to t's message with status now (an
+ * error, or a flush) on the QP's receive CQ.
+ */
+static void mroce_srq_complete(struct mroce_qp *qp, struct mroce_tracker *t,
+			       enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = t->rwqe->wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = MROCE_PORT,
+	};
+
+	t->bound = false;
+	mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), &wc, false);
+}
+
+/*
+ * An SRQ QP in the error state: flush, in SSN order, the receive WQEs its
+ * messages took from the SRQ.  Caller holds conn->lock.
+ */
+void mroce_srq_flush_bound(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	u32 qpn = qp->ibqp.qp_num, from = qp->stream.completed_ssn + 1;
+	struct mroce_tracker *t;
+	unsigned long idx;
+
+	xa_for_each_range(&conn->trackers, idx, t, mroce_tkey(qpn, from),
+			  mroce_tkey(qpn, U32_MAX))
+		if (t->bound)
+			mroce_srq_complete(qp, t, IB_WC_WR_FLUSH_ERR);
+	if (!from)
+		return;
+	xa_for_each_range(&conn->trackers, idx, t, mroce_tkey(qpn, 0),
+			  mroce_tkey(qpn, from - 1))
+		if (t->bound)
+			mroce_srq_complete(qp, t, IB_WC_WR_FLUSH_ERR);
+}
+
 /* Deliver the receive completion of a completed message (spec 11.2). */
 static void mroce_deliver_recv(struct mroce_qp *qp, struct mroce_tracker *t)
 {
@@ -153,8 +200,25 @@ static void mroce_deliver_recv(struct mroce_qp *qp, struct mroce_tracker *t)
 		wc.wc_flags |= IB_WC_WITH_IMM;
 		wc.ex.imm_data = t->imm;
 	} else if (t->type == MROCE_T_SEND_INV) {
+		/*
+		 * Invalidated before the completion (MRC-PLC-018).  Checked
+		 * at the first packet; if its consumer invalidated or freed
+		 * it since, it is invalid all the same.
+		 */
+		mroce_invalidate(qp, t->inv_rkey);
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc.ex.invalidate_rkey = t->inv_rkey;
+	}
+	if (qp->ibqp.srq) {
+		/* Bound when its first packet was placed. */
+		if (t->bound) {
+			t->bound = false;
+			wc.wr_id = t->rwqe->wr_id;
+			mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), &wc,
+					  t->flags & MROCE_F_SE);
+		}
+		qp->stream.recv_msn++;
+		return;
 	}
 	spin_lock_irqsave(&qp->rq.lock, flags);
 	if (mroce_rq_peek(qp, &qp->rq_scratch)) {
@@ -274,12 +338,14 @@ void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
 }
 
 static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
-					       u32 qpn, const struct sk_buff *skb)
+					       struct mroce_qp *qp,
+					       const struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	size_t size = sizeof(struct mroce_tracker);
+	u32 ssn = ntohl(sx->ssn), qpn = qp->ibqp.qp_num;
 	const void *ext = sx + 1;
-	u32 ssn = ntohl(sx->ssn);
 	struct mroce_tracker *t;
 
 	t = xa_load(&conn->trackers, mroce_tkey(qpn, ssn));
@@ -287,9 +353,14 @@ static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
 		return t;
 	if (conn->ntrackers >= MROCE_RX_MSG_SLOTS)
 		return ERR_PTR(-ENOBUFS);
-	t = kzalloc(sizeof(*t), GFP_ATOMIC);
+	/* With an SRQ, the receive WQE it takes lives with the tracker. */
+	if (qp->ibqp.srq && mroce_is_recv_type(bth->type))
+		size += sizeof(struct mroce_recv_wqe);
+	t = kzalloc(size, GFP_ATOMIC);
 	if (!t)
 		return ERR_PTR(-ENOMEM);
+	if (size > sizeof(*t))
+		t->rwqe = (struct mroce_recv_wqe *)(t + 1);
 	t->ssn = ssn;
 	t->type = bth->type;
 	t->segshift = ntohl(sx->segsh_dqpn) >> 28;
@@ -377,6 +448,50 @@ static void mroce_fail_msg(struct mroce_conn *conn, struct mroce_qp *qp,
 	mroce_qp_to_error_event(qp, ev);
 }
 
+/*
+ * SRQ: bind a receive WQE to t's message when its first packet that needs
+ * one arrives (MRC-PLC-012, 014).  0, -EAGAIN if the SRQ is empty (RNR),
+ * or -EINVAL if the message failed.
+ */
+static int mroce_srq_bind(struct mroce_conn *conn, struct mroce_qp *qp,
+			  struct mroce_tracker *t, const struct sk_buff *skb,
+			  struct sk_buff_head *q)
+{
+	if (t->bound)
+		return 0;
+	if (!t->rwqe || !mroce_srq_take(to_msrq(qp->ibqp.srq), t->rwqe))
+		return -EAGAIN;
+	t->bound = true;
+	if (t->type != MROCE_T_WRITE_IMM &&
+	    mroce_sgl_len(t->rwqe->sge, t->rwqe->num_sge) < t->msg_len) {
+		mroce_srq_complete(qp, t, IB_WC_LOC_LEN_ERR);
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_LENGTH, 0, 0, q);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* SRQ: place a SEND segment into the bound WQE. */
+static bool mroce_place_srq(struct mroce_conn *conn, struct mroce_qp *qp,
+			    struct mroce_tracker *t, const struct sk_buff *skb,
+			    struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	void *payload = (void *)bth + bth->hdr_len * 4;
+
+	if (mroce_srq_bind(conn, qp, t, skb, q))
+		return false;	/* RNR, or t->failed */
+	if (mroce_copy_sgl(qp, t->rwqe->sge, t->rwqe->num_sge,
+			   ntohl(sx->offset), payload, ntohs(bth->payload_len),
+			   true)) {
+		mroce_srq_complete(qp, t, IB_WC_LOC_PROT_ERR);
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_REMOTE_OP, 1, 0, q);
+		return false;
+	}
+	return true;
+}
+
 /* Place a WRITE or SEND segment; false if the message failed. */
 static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
 			struct mroce_tracker *t, const struct sk_buff *skb,
@@ -390,6 +505,13 @@ static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
 	unsigned long flags;
 	int err;
 
+	if (qp->ibqp.srq && bth->type != MROCE_T_WRITE) {
+		if (bth->type != MROCE_T_WRITE_IMM)
+			return mroce_place_srq(conn, qp, t, skb, q);
+		/* WRITE_IMM takes its receive before placing (MRC-PLC-009). */
+		if (mroce_srq_bind(conn, qp, t, skb, q))
+			return false;
+	}
 	if (bth->type == MROCE_T_WRITE || bth->type == MROCE_T_WRITE_IMM) {
 		err = mroce_rkey_copy(qp, t->rkey, t->va + off, payload, plen,
 				      IB_ACCESS_REMOTE_WRITE, true);
@@ -442,6 +564,11 @@ static bool mroce_check_target(struct mroce_conn *conn, struct mroce_qp *qp,
 	int access = mroce_qp_access_needed(t->type);
 	int detail;
 
+	/* The key a SEND_INV names, before any byte is placed (10.3.4). */
+	if (t->type == MROCE_T_SEND_INV && mroce_inv_check(qp, t->inv_rkey)) {
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 6, 0, q);
+		return false;
+	}
 	if (!access)
 		return true;
 	if ((qp->attr.qp_access_flags & access) != access) {
@@ -497,7 +624,7 @@ void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 
 	first = !xa_load(&conn->trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
-	t = mroce_tracker_get(conn, qp->ibqp.qp_num, skb);
+	t = mroce_tracker_get(conn, qp, skb);
 	if (IS_ERR(t)) {
 		mroce_count(conn->mdev, DROP_NO_RESOURCE);
 		return;

@@ -229,6 +229,8 @@ struct mroce_tracker {
 	bool complete;
 	bool executed;		/* READ/ATOMIC: responses queued */
 	bool failed;
+	bool bound;		/* SRQ: rwqe holds the receive taken for it */
+	struct mroce_recv_wqe *rwqe;	/* SRQ, receive-consuming: in t's memory */
 	DECLARE_BITMAP(segs, MROCE_SEG_WIN);	/* segment seg_base + i */
 };
 
@@ -447,5 +449,6 @@ void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
 		    u8 code, u8 detail, u32 param, struct sk_buff_head *q);
 void mroce_trackers_drop_qp(struct mroce_conn *conn, u32 qpn);
+void mroce_srq_flush_bound(struct mroce_conn *conn, struct mroce_qp *qp);
 
 #endif /* MROCE_TRANSPORT_H */

@@ -30,16 +30,45 @@ static inline struct mroce_pd *to_mpd(struct ib_pd *ibpd)
 enum mroce_mr_type {
 	MROCE_MR_DMA,		/* the whole kernel address space */
 	MROCE_MR_USER,		/* pinned user memory (ib_umem) */
+	MROCE_MR_FAST,		/* fast registration (ib_alloc_mr, IB_WR_REG_MR) */
 };
 
+/*
+ * A fast-registration page list: the DMA addresses (kernel virtual
+ * addresses: the device has no DMA device) of page_size blocks.
+ */
+struct mroce_frpl {
+	u64 *pages;
+	u32 npages;
+	u8 page_shift;
+	u32 page_offset;	/* of the first byte in pages[0] */
+	u64 length;		/* bytes mapped, from the first byte */
+};
+
+/*
+ * A memory region.  The data path looks keys up under RCU.  A DMA or user
+ * MR never changes after creation.  A fast-registration MR changes its key,
+ * state, range, access and translation when a work request registers or
+ * invalidates it: all under lock, which the data path holds while it
+ * checks and uses the MR, so that an invalidation returns only once no
+ * access through the old registration is in progress.
+ */
 struct mroce_mr {
 	struct ib_mr ibmr;
 	enum mroce_mr_type type;
+	u32 index;		/* in mdev->mr_xa: the key's upper 24 bits */
+	spinlock_t lock;	/* MROCE_MR_FAST: everything below */
+	bool valid;		/* registered (always, for DMA and user MRs) */
+	u32 key;		/* the lkey and rkey the data path accepts */
 	int access;
 	u64 iova;
 	u64 length;
 	struct ib_umem *umem;	/* MROCE_MR_USER only */
 	struct page **pages;	/* MROCE_MR_USER: the umem's pages, in order */
+	u32 max_pages;		/* MROCE_MR_FAST: page list capacity */
+	struct mroce_frpl *map;	/* MROCE_MR_FAST: the registered translation */
+	struct mroce_frpl *staging; /* ... and the one map_mr_sg fills */
+	struct mroce_frpl frpl[2];
 };
 
 static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
@@ -142,6 +171,19 @@ struct mroce_wq {
 	u32 shadow_stride;
 };
 
+/* A shared receive queue (srq.c). */
+struct mroce_srq {
+	struct ib_srq ibsrq;
+	struct mroce_wq rq;	/* rq.lock: takers and limit; post_lock: posters */
+	u32 limit;		/* armed limit; 0: not armed */
+	struct rdma_user_mmap_entry *mmap;	/* user SRQ: rq.ring's mapping */
+};
+
+static inline struct mroce_srq *to_msrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct mroce_srq, ibsrq);
+}
+
 struct mroce_qp {
 	struct ib_qp ibqp;
 	refcount_t ref;			/* lookups from the receive path */
@@ -158,6 +200,7 @@ struct mroce_qp {
 	struct rdma_user_mmap_entry *rq_mmap;	/* user QP: rq.ring's mapping */
 	struct mroce_recv_wqe rq_scratch;	/* under rq.lock */
 	struct mroce_stream stream;		/* RC */
+	bool last_wqe_done;	/* SRQ: LAST_WQE_REACHED raised since ERR */
 };
 
 static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
@@ -195,7 +238,7 @@ int mroce_copy_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
 		   u32 num_sge, u64 offset, void *buf, u32 len, bool to_sgl);
 u64 mroce_sgl_len(const struct metaroce_sge *sge, u32 num_sge);
 int mroce_check_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
-		    u32 num_sge, u32 len, int access);
+		    u32 num_sge, u64 offset, u32 len, int access);
 int mroce_rkey_check(struct mroce_qp *qp, u32 rkey, u64 va, u64 len,
 		     int access);
 int mroce_rkey_copy(struct mroce_qp *qp, u32 rkey, u64 va, void *buf,
@@ -221,10 +264,24 @@ int mroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int mroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* mr.c */
+struct mroce_mr *mroce_mr_alloc(struct ib_pd *ibpd, int access);
+struct ib_mr *mroce_mr_publish(struct mroce_mr *mr);
+void mroce_mr_free(struct mroce_mr *mr);
 struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* frmr.c: fast registration and invalidation */
+struct ib_mr *mroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int mroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+void mroce_frmr_free(struct mroce_mr *mr);
+enum ib_wc_status mroce_local_op(struct mroce_qp *qp,
+				 const struct mroce_send_wqe *wqe);
+int mroce_inv_check(struct mroce_qp *qp, u32 rkey);
+int mroce_invalidate(struct mroce_qp *qp, u32 key);
 
 /* cq.c */
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -261,6 +318,7 @@ struct mroce_send_wqe *mroce_sq_fetch(struct mroce_qp *qp);
 void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
 		       enum ib_wc_status status);
 bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe);
+bool mroce_wq_peek_recv(struct mroce_wq *rq, struct mroce_recv_wqe *wqe);
 void mroce_rq_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited);
 void mroce_qp_flush_rq(struct mroce_qp *qp);
 void mroce_send_worker(struct work_struct *work);
@@ -269,8 +327,22 @@ void mroce_qp_to_error(struct mroce_qp *qp);
 void mroce_qp_to_error_event(struct mroce_qp *qp, enum ib_event_type event);
 bool mroce_sq_idle(struct mroce_qp *qp);
 bool mroce_opcode_ok(enum ib_qp_type type, u32 op);
+bool mroce_opcode_local(u32 op);
+
+/* srq.c */
+int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int mroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int mroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int mroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int mroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+bool mroce_srq_take(struct mroce_srq *srq, struct mroce_recv_wqe *wqe);
 
 /* post.c */
+int mroce_wq_post_recv(struct mroce_wq *rq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
 int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -74,10 +74,18 @@ bool mroce_opcode_ok(enum ib_qp_type type, u32 op)
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_REG_MR:
+	case IB_WR_LOCAL_INV:
 		return true;
 	default:
 		return false;
 	}
+}
+
+/* Local operations: executed by the send queue, no packet (spec 15.5). */
+bool mroce_opcode_local(u32 op)
+{
+	return op == IB_WR_REG_MR || op == IB_WR_LOCAL_INV;
 }
 
 /* Check and copy a WQE the poster wrote; sets wqe->status on nonsense. */
@@ -105,10 +113,18 @@ static void mroce_decode_send_wqe(struct mroce_qp *qp,
 	wqe->sge = (struct metaroce_sge *)data;
 	wqe->status = IB_WC_SUCCESS;
 
-	if (!mroce_opcode_ok(qp->ibqp.qp_type, wqe->opcode)) {
+	/* A user QP has no fast-registration MRs (nor an ib_mr to name). */
+	if (!mroce_opcode_ok(qp->ibqp.qp_type, wqe->opcode) ||
+	    (qp->ibqp.uobject && mroce_opcode_local(wqe->opcode))) {
 		wqe->status = IB_WC_LOC_QP_OP_ERR;
 		wqe->num_sge = 0;
 		wqe->inline_len = 0;
+		return;
+	}
+	if (mroce_opcode_local(wqe->opcode)) {
+		wqe->num_sge = 0;
+		wqe->inline_len = 0;
+		wqe->length = 0;
 		return;
 	}
 	if (wqe->send_flags & IB_SEND_INLINE) {
@@ -250,8 +266,29 @@ static void mroce_rc_flush_sq(struct mroce_qp *qp)
 }
 
 /*
+ * An SRQ QP in the error state whose taken receives are all flushed: tell
+ * the consumer, once, that no receive of the QP will complete any more
+ * (IB_EVENT_QP_LAST_WQE_REACHED).  Worker only.
+ */
+static void mroce_qp_last_wqe(struct mroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (!qp->ibqp.srq || READ_ONCE(qp->last_wqe_done))
+		return;
+	WRITE_ONCE(qp->last_wqe_done, true);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
  * RC: the stream takes WQEs as the window allows; completions come from the
- * receive path.  In the error state, flush under the connection lock.
+ * receive path.  In the error state, flush under the connection lock: the
+ * SQ, and the receives an SRQ QP's messages took.
  */
 static void mroce_rc_worker(struct mroce_qp *qp)
 {
@@ -267,10 +304,13 @@ static void mroce_rc_worker(struct mroce_qp *qp)
 		if (conn) {
 			spin_lock_bh(&conn->lock);
 			mroce_rc_flush_sq(qp);
+			if (qp->ibqp.srq)
+				mroce_srq_flush_bound(conn, qp);
 			spin_unlock_bh(&conn->lock);
 		} else {
 			mroce_rc_flush_sq(qp);
 		}
+		mroce_qp_last_wqe(qp);
 		if (mroce_sq_idle(qp))
 			return;
 		cond_resched();
@@ -328,7 +368,12 @@ void mroce_send_worker(struct work_struct *work)
  */
 bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe)
 {
-	struct mroce_wq *rq = &qp->rq;
+	return mroce_wq_peek_recv(&qp->rq, wqe);
+}
+
+/* The same for any receive ring (RQ or SRQ).  Caller holds wq->lock. */
+bool mroce_wq_peek_recv(struct mroce_wq *rq, struct mroce_recv_wqe *wqe)
+{
 	const struct metaroce_recv_wqe *src;
 
 	if (!mroce_ring_produced(&rq->ring, rq->ring.cons))

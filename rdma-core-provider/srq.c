@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * srq.c - shared receive queues.  The SRQ is a ring of receive WQEs mapped
+ * from the kernel (struct metaroce_create_srq_resp): ibv_post_srq_recv
+ * writes WQEs and publishes the producer index, with no system call; the
+ * kernel takes a WQE when a message of a QP on the SRQ first needs one.
+ * The limit (ibv_modify_srq) and queries go through the kernel.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metaroce.h"
+
+/* Most SGEs a slot of the given size holds. */
+static uint32_t srq_slot_sges(uint32_t slot_size)
+{
+	const size_t hdr = sizeof(struct metaroce_recv_wqe);
+
+	return slot_size > hdr ?
+	       (uint32_t)((slot_size - hdr) / sizeof(struct metaroce_sge)) : 0;
+}
+
+struct ibv_srq *metaroce_create_srq(struct ibv_pd *pd,
+				    struct ibv_srq_init_attr *attr)
+{
+	struct metaroce_create_srq_resp_full resp;
+	struct ibv_create_srq cmd;
+	struct metaroce_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd, sizeof(cmd),
+				 &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	ret = metaroce_uring_map(pd->context, &srq->rq.ring,
+				 &resp.drv_payload.ring,
+				 sizeof(struct metaroce_recv_wqe));
+	if (ret)
+		goto err_destroy;
+	/* What the kernel granted, capped by what a slot holds. */
+	srq->rq.max_sge = attr->attr.max_sge;
+	if (srq->rq.max_sge > srq_slot_sges(srq->rq.ring.slot_size))
+		srq->rq.max_sge = srq_slot_sges(srq->rq.ring.slot_size);
+	attr->attr.max_sge = srq->rq.max_sge;
+	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_unmap;
+	return &srq->ibv_srq;
+
+err_unmap:
+	metaroce_uring_unmap(&srq->rq.ring);
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->ibv_srq);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+int metaroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			int attr_mask)
+{
+	struct ibv_modify_srq cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_modify_srq(srq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int metaroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+int metaroce_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct metaroce_srq *srq = to_msrq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+	metaroce_uring_unmap(&srq->rq.ring);
+	pthread_spin_destroy(&srq->rq.lock);
+	free(srq);
+	return 0;
+}
+
+int metaroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
+{
+	struct metaroce_srq *srq = to_msrq(ibsrq);
+	struct metaroce_uring *r = &srq->rq.ring;
+	struct metaroce_recv_wqe *wqe;
+	uint32_t start, cons;
+	int ret = 0, i;
+
+	*bad_wr = NULL;
+	pthread_spin_lock(&srq->rq.lock);
+	start = r->idx;
+	for (; wr; wr = wr->next) {
+		cons = __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE);
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->rq.max_sge)
+			ret = EINVAL;
+		else if (r->idx - cons >= metaroce_uring_slots(r))
+			ret = ENOMEM;
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+		wqe = metaroce_uring_slot(r, r->idx);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = (uint32_t)wr->num_sge;
+		wqe->reserved = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			wqe->sge[i].addr = wr->sg_list[i].addr;
+			wqe->sge[i].length = wr->sg_list[i].length;
+			wqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		r->idx++;
+	}
+	/* The WQEs' contents before the index (metaroce-abi.h). */
+	if (r->idx != start)
+		__atomic_store_n(&r->hdr->producer, r->idx, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&srq->rq.lock);
+	return ret;
+}

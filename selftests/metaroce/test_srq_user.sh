@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vm: -t 600
+#
+# Shared receive queues through the userspace provider: ibv_srq_pingpong
+# (RC QPs that all receive from one SRQ, posted to without system calls)
+# between the two namespaces, with buffer validation (-c), an SRQ with just
+# one receive per QP (receivers not ready: RNR), completion events, and
+# the SRQ verbs without traffic (pyverbs: ibv_create_srq_ex, the limit,
+# a full ring, and oversized or refused requests).
+. "$(dirname "$0")/lib.sh"
+
+here=$(cd "$(dirname "$0")" && pwd)
+tap_plan 5
+setup_two_hosts
+ip netns exec $NS_A rdma link add sa type metaroce netdev va
+ip netns exec $NS_B rdma link add sb type metaroce netdev vb
+wait_for 10 gid_index sa
+wait_for 10 gid_index sb
+
+# pingpong ARGS...: server in B, client in A; both must finish.
+pingpong() { pingpong_pair ibv_srq_pingpong sa sb "$@"; }
+
+ok_if "ibv_srq_pingpong -c (16 QPs on one SRQ, 4096 bytes, validated)" \
+	pingpong -c -n 50
+ok_if "ibv_srq_pingpong -c -q 4 -s 1 (1-byte messages)" pingpong -c -q 4 -s 1 -n 100
+ok_if "ibv_srq_pingpong -c -q 8 -r 8 (one receive per QP: RNR when short)" \
+	pingpong -c -q 8 -r 8 -n 50
+ok_if "ibv_srq_pingpong -e -c (completion events)" pingpong -e -c -q 4 -n 50
+ok_if "pyverbs: ibv_create_srq_ex, limit, full ring, refused requests" \
+	ip netns exec $NS_B /usr/bin/python3 "$here/pyverbs/srq_user.py" sb
+
+rdma link delete sa
+rdma link delete sb
+modprobe -r metaroce
+tap_done
