@@ -81,7 +81,13 @@ def load(cap, port=4793):
            "-E", "aggregator=,"]
     for fld in FIELDS:
         cmd += ["-e", fld]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    cache = cap + ".fields"
+    if os.path.exists(cache) and os.path.getmtime(cache) >= os.path.getmtime(cap):
+        out = open(cache).read()         # tshark is slow under TCG: once per capture
+    else:
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        with open(cache, "w") as f:
+            f.write(out)
     pkts = []
     for line in out.splitlines():
         vals = line.split("\t")

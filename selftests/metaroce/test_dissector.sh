@@ -28,7 +28,7 @@ wait_for 10 gid_index rb
 # capture CMD...: run CMD with tcpdump capturing va's MetaRoCE packets in $CAP.
 capture() {
 	local pid rc
-	rm -f $CAP
+	rm -f $CAP $CAP.fields
 	ip netns exec $NS_A tcpdump -i va -s 0 -U -w $CAP udp port 4793 \
 		2>/tmp/tcpdump.log &
 	pid=$!
