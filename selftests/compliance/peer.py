@@ -155,6 +155,8 @@ class Peer:
         if psn is None:
             psn = self.psn
             self.psn = (self.psn + 1) & 0xFFFFFFFF
+            if (psn - self.plw) & 0xFFFFFFFF >= 128:
+                self.plw = psn      # older packets count as resolved
         if plw is None:
             plw = self.plw
         return m.packet(ptype, ext, payload, flags=flags,
