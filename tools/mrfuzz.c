@@ -22,7 +22,8 @@
  * gets a valid CRC32C, the Token is changed too, so they never carry valid
  * credentials.
  *
- * Prints the number of packets of each kind and the rate.
+ * Prints the number of packets of each kind and the rate, and the next PSN
+ * of the fuzzer's own connection (to continue it in another run).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -48,7 +49,9 @@ struct seed {
 };
 
 static struct seed corpus[MAXCORPUS];
-static int ncorpus;
+static int ncorpus, nown;		/* class F seeds come first */
+static uint32_t own_psn;		/* next PSN on our own connection */
+static int own_psn_set;
 static uint64_t rng_state;
 static uint32_t crc_table[256];
 
@@ -236,11 +239,24 @@ static void mutate_one(unsigned char *p, int *np, int live)
 
 static int gen_mutant(unsigned char *p, unsigned int *valid)
 {
-	const struct seed *s = &corpus[rn(ncorpus)];
+	/* Our own connection's seeds half of the time: they go deepest. */
+	const struct seed *s = nown && (nown == ncorpus || rn(2)) ?
+			       &corpus[rn(nown)] :
+			       &corpus[nown + rn(ncorpus - nown)];
 	int n = s->len - 4, muts = 1 + rn(6);	/* without the old trailer */
 	unsigned char dcid[4], token[8];
 
 	memcpy(p, s->b, s->len);
+	if (!s->live && p[1] >= 0x01 && p[1] <= 0x1f) {
+		/*
+		 * A fresh PSN, PLW a little below: new at path level, so the
+		 * mutation reaches the stream layer instead of being a
+		 * path duplicate.
+		 */
+		put32(p + 16, own_psn);
+		put32(p + 20, own_psn - rn(8));
+		own_psn++;
+	}
 	memcpy(dcid, p + 8, 4);
 	memcpy(token, p + 24, 8);
 	for (int i = 0; i < muts; i++)
@@ -293,10 +309,30 @@ static int load_corpus(const char *path)
 		}
 		if (n >= 36) {
 			s->len = n;
+			if (!s->live && ncorpus > nown) {
+				/* Keep class F first. */
+				struct seed tmp = corpus[nown];
+
+				corpus[nown] = *s;
+				*s = tmp;
+			}
+			if (!corpus[nown].live) {
+				const unsigned char *b = corpus[nown].b;
+				uint32_t psn = (uint32_t)b[16] << 24 | b[17] << 16 |
+					       b[18] << 8 | b[19];
+
+				if (b[1] >= 0x01 && b[1] <= 0x1f &&
+				    (!own_psn_set || (int32_t)(psn - own_psn) > 0)) {
+					own_psn = psn;
+					own_psn_set = 1;
+				}
+				nown++;
+			}
 			ncorpus++;
 		}
 	}
 	fclose(f);
+	own_psn += 1;
 	return 0;
 }
 
@@ -400,5 +436,7 @@ int main(int argc, char **argv)
 	printf("sent %lu packets in %.1f s (%.0f/s): random %lu, framed %lu, mutated %lu (%u with a recomputed CRC32C), %lu send retries\n",
 	       sent, secs, sent / secs, kinds[0], kinds[1], kinds[2], valid,
 	       errors);
+	if (own_psn_set)
+		printf("next own PSN %u\n", own_psn);
 	return 0;
 }

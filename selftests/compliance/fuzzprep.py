@@ -5,9 +5,14 @@ test: connect to the target as a peer of its own, have the target agent
 every type for it (class F), plus the MetaRoCE packets of a capture of live
 traffic (class L, never sent with valid credentials by the fuzzer).
 
-    fuzzprep.py LOCAL_IP TARGET_IP AGENT_PORT CAPTURE OUT
+    fuzzprep.py LOCAL_IP TARGET_IP AGENT_PORT CAPTURE OUT [STATE [NEXT_PSN]]
+
+STATE keeps our connection's identity between runs, so that each run
+reconnects to the same connection (a resent CONNECT) and attaches a fresh
+QP; NEXT_PSN is where the previous fuzzing run left the path.
 """
 import json
+import os
 import socket
 import struct
 import sys
@@ -48,7 +53,12 @@ def pcap_payloads(path, port=m.UDP_PORT):
 
 def main():
     local, target, aport, cap, out = sys.argv[1:6]
+    state = sys.argv[6] if len(sys.argv) > 6 else None
     p = Peer(local, target)
+    if state and os.path.exists(state):
+        st = json.load(open(state))
+        p.cid, p.token, p.epoch, p.sport = st["cid"], st["token"], st["epoch"], st["sport"]
+        p.psn = p.plw = int(sys.argv[7]) if len(sys.argv) > 7 else st["psn"]
     if not p.connect():
         print("no CONNECT_ACK from the target")
         return 1
@@ -89,6 +99,9 @@ def main():
         m.datagram(1, 2, m.GSI_QKEY, b"g" * 256),
         m.datagram(qpn, 2, 0x11111111, b"u" * 64, imm=5),
     ]
+    if state:
+        json.dump(dict(cid=p.cid, token=p.token, epoch=p.epoch, sport=p.sport,
+                       psn=p.psn), open(state, "w"))
     live = pcap_payloads(cap)
     with open(out, "w") as f:
         for pkt in seqs + ctrl:

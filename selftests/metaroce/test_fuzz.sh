@@ -20,6 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 COMP=$here/../compliance
 FUZZ=$here/../../tools/mrfuzz
 COUNT=${FUZZ_COUNT:-100000}
+ROUNDS=${FUZZ_ROUNDS:-10}	# a fresh target QP each round: fatal NAKs end streams
 FUZZ_IP=10.77.0.3
 CNT=/sys/class/infiniband/ra/ports/1/hw_counters
 W=/tmp/mroce-fuzz
@@ -79,16 +80,36 @@ agent=$!
 wait_for 60 grep -q listening $W/agent.log
 wait_for 60 bash -c "[ -s $W/live.pcap ] && ! kill -0 $tcpd"
 kill $tcpd 2>/dev/null
-ok_if "corpus: live capture, own connection, target agent QP" \
+rm -f $W/state
+# prep [NEXT_PSN]: a fresh target QP on our connection, and its corpus.
+prep() {
 	ip netns exec $NS_B /usr/bin/python3 $COMP/fuzzprep.py $FUZZ_IP $IP_A 4794 \
-	$W/live.pcap $W/corpus
+		$W/live.pcap $W/corpus $W/state "$@"
+}
+ok_if "corpus: live capture, own connection, target agent QP" prep
 
 snap $W/before
 in0=$(udp_in)
 acc0=$(accounted)
 runs0=$(live_runs)
-ok_if "mrfuzz sent $COUNT packets" bash -c \
-	"ip netns exec $NS_B $FUZZ -t $IP_A -S $FUZZ_IP -c $COUNT -s $RANDOM -f $W/corpus | tee $W/fuzz.log"
+# fuzz: ROUNDS runs of mrfuzz, each on a fresh target QP.
+fuzz() {
+	local r next="" per=$((COUNT / ROUNDS)) n
+	: > $W/fuzz.log
+	for ((r = 0; r < ROUNDS; r++)); do
+		n=$per
+		((r == ROUNDS - 1)) && n=$((COUNT - per * (ROUNDS - 1)))
+		if ((r > 0)); then
+			prep $next >> $W/fuzz.log || return 1
+		fi
+		ip netns exec $NS_B $FUZZ -t $IP_A -S $FUZZ_IP -c $n -s $RANDOM \
+			-f $W/corpus > $W/round.log || return 1
+		cat $W/round.log >> $W/fuzz.log
+		next=$(sed -n 's/^next own PSN //p' $W/round.log)
+	done
+	awk '/^sent/ { n += $2 } END { print "total sent:", n; exit n != '$COUNT' }' $W/fuzz.log
+}
+ok_if "mrfuzz sent $COUNT packets in $ROUNDS rounds" fuzz
 diag "$(cat $W/fuzz.log)"
 sleep 2
 snap $W/after
