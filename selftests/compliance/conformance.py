@@ -457,6 +457,34 @@ class Suite:
                "the existing connection stopped answering after a CONNECT with "
                "another SCID from the same address")
 
+    def t_bad_cx(self):
+        """CONNECTs with invalid CX fields (spec 5.7): dropped and counted
+        in drop_bad_header, no CONNECT_ACK (a RESET PROTOCOL may answer)."""
+        cases = [("version range without 1", dict(vmin=2, vmax=2)),
+                 ("Max Seg Shift 5", dict(maxsh=5)),
+                 ("Seg Win Shift 5", dict(seg_win_shift=5)),
+                 ("Seg Win Shift 17", dict(seg_win_shift=17)),
+                 ("Rx Message Slots 1", dict(rx_msg_slots=1)),
+                 ("Rx Message Slots 2^21", dict(rx_msg_slots=1 << 21))]
+        for what, kw in cases:
+            other = Peer(self.local, self.target, sport=self.p.sport ^ 0x22)
+            other.rx.close()
+            other.rx = self.p.rx
+            self.p.drain(0.2)
+            c0 = self.counters()
+            self.p.send_raw(other.connect_pkt(**kw))
+            got = [r for r in self.p.drain(0.7) if r["dcid"] == other.cid]
+            c1 = self.counters()
+            acks = [r for r in got if r["type"] == m.T_CONNECT_ACK]
+            resets = [r for r in got if r["type"] == m.T_RESET]
+            d = c1["drop_bad_header"] - c0["drop_bad_header"]
+            record("MRC-HDR-017", not acks and d == 1,
+                   "CONNECT with %s: %s, drop_bad_header +%d" %
+                   (what, "accepted" if acks else "not accepted", d))
+            if resets:
+                record("MRC-CONN-045", resets[0]["reason"] in (3, 5),
+                       "RESET reason %d for %s" % (resets[0]["reason"], what))
+
 def load_ids():
     ids = []
     for line in open(REQS):
@@ -472,7 +500,7 @@ def main(argv):
     s = Suite(local, target, aport)
     tests = [s.t_connect, s.t_wrap, s.t_send, s.t_write_ooo, s.t_access, s.t_read,
              s.t_atomic, s.t_rnr_length_seq, s.t_windows, s.t_malformed,
-             s.t_spoof, s.t_second_connect]
+             s.t_spoof, s.t_second_connect, s.t_bad_cx]
     crashed = []
     for t in tests:
         try:
