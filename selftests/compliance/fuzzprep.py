@@ -60,8 +60,12 @@ def main():
         p.cid, p.token, p.epoch, p.sport = st["cid"], st["token"], st["epoch"], st["sport"]
         p.psn = p.plw = int(sys.argv[7]) if len(sys.argv) > 7 else st["psn"]
     if not p.connect():
-        print("no CONNECT_ACK from the target")
-        return 1
+        # The fuzzing may have failed our connection or changed it beyond
+        # what a resent CONNECT restores: start over with a new identity.
+        p = Peer(local, target)
+        if not p.connect():
+            print("no CONNECT_ACK from the target")
+            return 1
     q = agent(int(aport), target, op="qp", peer_ip=local, peer_qpn=p.qpn)
     qpn, rkey, va = q["qpn"], q["rkey"], q["va"]
     seqs = []

@@ -123,6 +123,9 @@ class Peer:
 
     # Connection ------------------------------------------------------------
     def connect_pkt(self, ptype=m.T_CONNECT, **kw):
+        # We acknowledge every path the target opens: let it open many
+        # (255, since 0, which means 256, is refused by some targets).
+        kw.setdefault("max_rx_paths", 255)
         ext = m.cx(self.token, epoch=self.epoch,
                    addrs=[m.v4mapped(self.local)], **kw)
         if ptype == m.T_CONNECT:
