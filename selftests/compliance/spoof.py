@@ -11,8 +11,8 @@ latest packets the peer sent to the target and send COUNT variants of KIND:
   psn      the right credentials, PSN beyond PLW + 256 or PLW beyond the
            65536 window                         (drop_out_of_window)
   ack      ACKs acknowledging PSNs never sent   (drop_out_of_window)
-  replay   the captured packets again, from other source ports (old PSNs:
-           duplicates or out of window)
+  replay   captured sequenced packets and ACKs again, from other source
+           ports (old PSNs: duplicate, late or out of window; stale ACKs)
   connect  a CONNECT from the peer's address with another SCID and token
 """
 import random
@@ -53,6 +53,7 @@ def main():
         return 1
     back = [pl for s, d, pl in pcap_packets(cap) if s == target and d == peer
             and 0x01 <= pl[1] <= 0x1F]
+    acks = [pl for pl in pk if pl[1] == m.T_ACK]
     p = Peer(peer, target)
     last = seq[-1]
     spoof_src = peer.rsplit(".", 1)[0] + ".99"
@@ -81,7 +82,8 @@ def main():
             b = bytearray(m.bth(m.T_ACK, 84, 0, dcid=bb["dcid"], scid=bb["scid"],
                                 token=bb["token"], psn=i) + akx)
         elif kind == "replay":
-            b = bytearray(random.choice(pk)[:-4])
+            # Sequenced packets and ACKs (probes are answered by design).
+            b = bytearray(random.choice(seq + acks)[:-4])
         elif kind == "connect":
             q = Peer(peer, target)
             b = bytearray(q.connect_pkt()[:-4])
