@@ -51,6 +51,7 @@ class Peer:
         self.plw = self.psn
         self.path_id = 0
         self.log = []           # every packet received, parsed
+        self.rx_cum = {}        # path ID -> last PSN acknowledged
         self.auto_ack = True
 
     # Raw I/O -------------------------------------------------------------
@@ -104,10 +105,12 @@ class Peer:
                 return p
 
     def drain(self, wait=0.3):
-        """Everything the target sends within wait seconds."""
+        """Everything the target sends within the next wait seconds."""
         out = []
+        end = time.monotonic() + wait
         while True:
-            p = self.recv(timeout=wait)
+            left = end - time.monotonic()
+            p = self.recv(timeout=left) if left > 0 else None
             if p is None:
                 return out
             out.append(p)
@@ -119,7 +122,19 @@ class Peer:
             self.send_raw(self.connect_pkt(m.T_CONNECT_ACK), sport=p["sport"])
         elif self.auto_ack and 0x01 <= t <= 0x1F and self.peer_cid and \
                 p["dcid"] == self.cid:
+            self.rx_cum[p["path_id"]] = p["psn"]
             self.send_raw(self.ack_for(p), sport=p["sport"])
+        elif self.auto_ack and t == m.T_PROBE and self.peer_cid and \
+                p["dcid"] == self.cid:
+            # Echo the PBX, with the last PSN acknowledged on the path, or
+            # NO_STATE for a path that has not carried data to us.
+            cum = self.rx_cum.get(p["path_id"])
+            akx = struct.pack(">IIIHHBBH", cum or 0, 0, 0, 0, 0, 0,
+                              0 if cum is not None else 0x80, 0) + b"\0" * 32
+            pbx = p["raw"][32:48]
+            self.send_raw(m.packet(m.T_PROBE_REPLY, pbx + akx,
+                                   **self.hdr_kw(path_id=p["path_id"], psn=0,
+                                                 plw=0)), sport=p["sport"])
 
     # Connection ------------------------------------------------------------
     def connect_pkt(self, ptype=m.T_CONNECT, **kw):

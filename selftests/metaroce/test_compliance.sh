@@ -18,7 +18,7 @@ wait_for 10 gid_index ra
 ip netns exec $NS_A /usr/bin/python3 $COMP/target.py ra 4794 > /tmp/agent.log 2>&1 &
 agent=$!
 wait_for 60 grep -q listening /tmp/agent.log
-ip netns exec $NS_B timeout 600 /usr/bin/python3 $COMP/conformance.py $IP_B $IP_A 4794 \
+ip netns exec $NS_B timeout 600 /usr/bin/python3 -u $COMP/conformance.py $IP_B $IP_A 4794 \
 	> $OUT 2>&1
 rc=$?
 
