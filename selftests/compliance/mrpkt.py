@@ -186,3 +186,9 @@ def sacked(ack, psn):
         return True
     i = d - 1
     return i < 256 and bool(ack["sack"][i // 8] & (0x80 >> (i % 8)))
+
+
+def diff(a, b):
+    """Serial number difference a - b (spec 2.3)."""
+    d = (a - b) & 0xFFFFFFFF
+    return d - (1 << 32) if d & 0x80000000 else d

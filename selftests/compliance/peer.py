@@ -51,7 +51,8 @@ class Peer:
         self.plw = self.psn
         self.path_id = 0
         self.log = []           # every packet received, parsed
-        self.rx_cum = {}        # path ID -> last PSN acknowledged
+        self.rxs = {}           # receive state of the target's paths
+        self.ack_seq = random.randrange(0, 1 << 32)
         self.auto_ack = True
 
     # Raw I/O -------------------------------------------------------------
@@ -120,21 +121,45 @@ class Peer:
         if t == m.T_CONNECT and p.get("cx_token"):
             self.peer_cid, self.peer_token = p["scid"], p["cx_token"]
             self.send_raw(self.connect_pkt(m.T_CONNECT_ACK), sport=p["sport"])
-        elif self.auto_ack and 0x01 <= t <= 0x1F and self.peer_cid and \
-                p["dcid"] == self.cid:
-            self.rx_cum[p["path_id"]] = p["psn"]
-            self.send_raw(self.ack_for(p), sport=p["sport"])
-        elif self.auto_ack and t == m.T_PROBE and self.peer_cid and \
-                p["dcid"] == self.cid:
-            # Echo the PBX, with the last PSN acknowledged on the path, or
-            # NO_STATE for a path that has not carried data to us.
-            cum = self.rx_cum.get(p["path_id"])
-            akx = struct.pack(">IIIHHBBH", cum or 0, 0, 0, 0, 0, 0,
-                              0 if cum is not None else 0x80, 0) + b"\0" * 32
-            pbx = p["raw"][32:48]
-            self.send_raw(m.packet(m.T_PROBE_REPLY, pbx + akx,
-                                   **self.hdr_kw(path_id=p["path_id"], psn=0,
-                                                 plw=0)), sport=p["sport"])
+        elif not self.auto_ack or not self.peer_cid or p["dcid"] != self.cid:
+            return
+        elif 0x01 <= t <= 0x1F:
+            self._rx_seq(p)
+            self.send_raw(self.ack_pkt(m.T_ACK, p["path_id"]), sport=p["sport"])
+        elif t == m.T_PROBE:
+            self.send_raw(self.ack_pkt(m.T_PROBE_REPLY, p["path_id"],
+                                       p["raw"][32:48]), sport=p["sport"])
+
+    def _rx_seq(self, p):
+        """Receive state of the target's path (spec 7.3.2), simplified: the
+        PLW is applied, PSNs are recorded, cum advances over what arrived."""
+        st = self.rxs.setdefault(p["path_id"], dict(cum=(p["plw"] - 1) & 0xFFFFFFFF,
+                                                    got=set(), rx=0))
+        st["rx"] += 1
+        if m.diff(p["plw"] - 1, st["cum"]) > 0:
+            st["cum"] = (p["plw"] - 1) & 0xFFFFFFFF
+        if m.diff(p["psn"], st["cum"]) > 0:
+            st["got"].add(p["psn"])
+        while (st["cum"] + 1) & 0xFFFFFFFF in st["got"]:
+            st["cum"] = (st["cum"] + 1) & 0xFFFFFFFF
+            st["got"].discard(st["cum"])
+        st["got"] = {x for x in st["got"] if 0 < m.diff(x, st["cum"]) <= 256}
+
+    def ack_pkt(self, ptype, path_id, pbx=b""):
+        """An ACK (or PROBE_REPLY echoing pbx) of our state of path_id."""
+        st = self.rxs.get(path_id)
+        sack = bytearray(32)
+        if st:
+            for x in st["got"]:
+                i = m.diff(x, st["cum"]) - 1
+                if 0 <= i < 256:
+                    sack[i // 8] |= 0x80 >> (i % 8)
+            akx = struct.pack(">IIIHHBBH", st["cum"], 0, st["rx"], 0, 0, 0, 0, 0)
+        else:
+            akx = struct.pack(">IIIHHBBH", 0, 0, 0, 0, 0, 0, 0x80, 0)
+        self.ack_seq = (self.ack_seq + 1) & 0xFFFFFFFF
+        return m.packet(ptype, pbx + akx + bytes(sack),
+                        **self.hdr_kw(path_id=path_id, psn=self.ack_seq, plw=0))
 
     # Connection ------------------------------------------------------------
     def connect_pkt(self, ptype=m.T_CONNECT, **kw):
@@ -188,9 +213,3 @@ class Peer:
     def resolve_all(self):
         """Everything sent is resolved: the next packet's PLW says so."""
         self.plw = self.psn
-
-    def ack_for(self, p):
-        """An ACK of exactly the PSN of target packet p (and all before)."""
-        akx = struct.pack(">IIIHHBBH", p["psn"], 0, 1, 0, 0, 0, 0, 0) + b"\0" * 32
-        return m.packet(m.T_ACK, akx, **self.hdr_kw(path_id=p["path_id"],
-                                                     psn=0, plw=0))
