@@ -441,10 +441,9 @@ class Suite:
         q = self.new_qp()
         psn = self.p.send_seq(m.T_SEND, self.sx(q, 0, 0, 16), b"a" * 16)
         need(self.ack_of(psn), "no ACK before the second CONNECT")
-        other = Peer(self.local, self.target, sport=self.p.sport ^ 0x11)
+        other = Peer(self.local, self.target, sport=self.p.sport ^ 0x11,
+                     listen=False)      # self.p receives for both
         other.epoch = self.p.epoch
-        other.rx.close()
-        other.rx = self.p.rx            # one receiver for both
         self.p.send_raw(other.connect_pkt())
         a = self.replies(lambda r: r["type"] == m.T_CONNECT_ACK and
                          r["dcid"] == other.cid, 3)
@@ -467,9 +466,8 @@ class Suite:
                  ("Rx Message Slots 1", dict(rx_msg_slots=1)),
                  ("Rx Message Slots 2^21", dict(rx_msg_slots=1 << 21))]
         for what, kw in cases:
-            other = Peer(self.local, self.target, sport=self.p.sport ^ 0x22)
-            other.rx.close()
-            other.rx = self.p.rx
+            other = Peer(self.local, self.target, sport=self.p.sport ^ 0x22,
+                         listen=False)
             self.p.drain(0.2)
             c0 = self.counters()
             self.p.send_raw(other.connect_pkt(**kw))

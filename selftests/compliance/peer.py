@@ -11,10 +11,12 @@ drops packets for addresses without a device).
     pkt = p.recv(lambda q: q["type"] == m.T_ACK)
 """
 import os
+import queue
 import random
 import select
 import socket
 import struct
+import threading
 import time
 
 import mrpkt as m
@@ -34,15 +36,16 @@ def ifname_of(ip):
 
 class Peer:
     def __init__(self, local_ip, target_ip, port=m.UDP_PORT, sport=None,
-                 qpn=0x0C0FFE):
+                 qpn=0x0C0FFE, listen=True):
         self.local, self.target, self.port = local_ip, target_ip, port
         self.sport = sport or random.randrange(0xC000, 0x10000)
         self.qpn = qpn
         self.tx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
-        self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM,
-                                socket.htons(ETH_P_IP))
-        self.rx.bind((ifname_of(local_ip), ETH_P_IP))
-        self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        if listen:
+            self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM,
+                                    socket.htons(ETH_P_IP))
+            self.rx.bind((ifname_of(local_ip), ETH_P_IP))
+            self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
         self.cid = random.randrange(1, 0xFFFFFFFF)
         self.token = random.randrange(1, 1 << 64)
         self.epoch = random.randrange(1, 1 << 64)
@@ -52,8 +55,12 @@ class Peer:
         self.path_id = 0
         self.log = []           # every packet received, parsed
         self.rxs = {}           # receive state of the target's paths
+        self.q = queue.Queue()
+        self.lock = threading.Lock()
         self.ack_seq = random.randrange(0, 1 << 32)
         self.auto_ack = True
+        if listen:
+            threading.Thread(target=self._loop, daemon=True).start()
 
     # Raw I/O -------------------------------------------------------------
     def send_raw(self, payload, src=None, sport=None, dport=None, tos=0x6A,
@@ -89,19 +96,33 @@ class Peer:
                  raw=payload, t=time.monotonic())
         return p
 
+    def _loop(self):
+        """Receive thread: answer at once (CONNECT, ACKs, PROBE_REPLYs),
+        since a multipath target judges its paths by how fast they come,
+        and queue every packet for recv()."""
+        while True:
+            p = self._read(1.0)
+            if not p:
+                continue
+            try:
+                self._auto(p)
+            except OSError:
+                pass
+            self.q.put(p)
+
     def recv(self, match=lambda p: True, timeout=3.0):
         """The first packet from the target that satisfies match, or None.
-        CONNECTs are answered and sequenced packets acknowledged on the way."""
+        Packets that do not match are consumed."""
         end = time.monotonic() + timeout
         while True:
             left = end - time.monotonic()
             if left <= 0:
                 return None
-            p = self._read(left)
-            if not p:
-                continue
+            try:
+                p = self.q.get(timeout=left)
+            except queue.Empty:
+                return None
             self.log.append(p)
-            self._auto(p)
             if match(p):
                 return p
 

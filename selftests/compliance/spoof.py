@@ -54,7 +54,7 @@ def main():
     back = [pl for s, d, pl in pcap_packets(cap) if s == target and d == peer
             and 0x01 <= pl[1] <= 0x1F]
     acks = [pl for pl in pk if pl[1] == m.T_ACK]
-    p = Peer(peer, target)
+    p = Peer(peer, target, listen=False)
     last = seq[-1]
     spoof_src = peer.rsplit(".", 1)[0] + ".99"
     for i in range(count):
@@ -85,7 +85,7 @@ def main():
             # Sequenced packets and ACKs (probes are answered by design).
             b = bytearray(random.choice(seq + acks)[:-4])
         elif kind == "connect":
-            q = Peer(peer, target)
+            q = Peer(peer, target, listen=False)
             b = bytearray(q.connect_pkt()[:-4])
         p.send_raw(m.seal(bytes(b)), src=src, sport=sport)
     print("sent %d %s packets" % (count, kind))
