@@ -59,6 +59,7 @@ class Peer:
         self.lock = threading.Lock()
         self.ack_seq = random.randrange(0, 1 << 32)
         self.auto_ack = True
+        self.cx_kw = {}         # CX fields of our CONNECTs
         if listen:
             threading.Thread(target=self._loop, daemon=True).start()
 
@@ -186,6 +187,8 @@ class Peer:
     def connect_pkt(self, ptype=m.T_CONNECT, **kw):
         # We acknowledge every path the target opens: let it open many
         # (255, since 0, which means 256, is refused by some targets).
+        for k, v in self.cx_kw.items():
+            kw.setdefault(k, v)
         kw.setdefault("max_rx_paths", 255)
         ext = m.cx(self.token, epoch=self.epoch,
                    addrs=[m.v4mapped(self.local)], **kw)

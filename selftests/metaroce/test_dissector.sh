@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: -t 900
+# vm: -t 1500
 # The Wireshark dissector (tools/wireshark/metaroce.lua) on real traffic:
 # tcpdump captures UD pingpong, RC pingpong and kernel RDMA WRITE/READ/ATOMIC
 # traffic between the two namespaces, then tshark with the dissector must
