@@ -9,6 +9,10 @@
 #   make demo      boot the bundled VM: two devices in two namespaces
 #   make check     build, run every selftest in the VM, print a summary
 #   make lint      checkpatch --strict, sparse and W=1 on the kernel code
+#   make compliance TARGET=<ip> [LOCAL=<ip>] [AGENT_PORT=4794]
+#                  play the peer of the MetaRoCE device at TARGET (which runs
+#                  selftests/compliance/target.py DEV) and print every
+#                  requirement ID as pass, fail or untested
 
 # Kernel to build against: the running kernel's build dir when it exists,
 # else the newest installed 6.12 headers.
@@ -17,9 +21,14 @@ KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
 KMOD := drivers/infiniband/sw/metaroce/metaroce.ko
 PROVIDER := rdma-core-provider/libmetaroce-rdmav34.so
 
-.PHONY: all module provider install deps check demo lint clean
+.PHONY: all module provider tools compliance install deps check demo lint clean
 
-all: module provider
+all: module provider tools
+
+tools: tools/mrfuzz
+
+tools/mrfuzz: tools/mrfuzz.c
+	$(CC) -O2 -Wall -Wextra -o $@ $<
 
 module:
 	@test -n "$(KDIR)" || { echo "no kernel build dir: run 'make deps'" >&2; exit 1; }
@@ -45,6 +54,12 @@ check: deps all
 demo: deps all
 	tools/demo.sh
 
+compliance:
+	@test -n "$(TARGET)" || { echo "usage: make compliance TARGET=<ip> [LOCAL=<ip>]" >&2; exit 2; }
+	cd selftests/compliance && /usr/bin/python3 conformance.py \
+		$(or $(LOCAL),$$(ip -o route get $(TARGET) | sed -n 's/.* src \([0-9.]*\).*/\1/p')) \
+		$(TARGET) $(or $(AGENT_PORT),4794)
+
 lint: module
 	tools/lint.sh
 
@@ -52,3 +67,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/metaroce/kverbs clean
 	$(MAKE) -C rdma-core-provider clean
+	rm -f tools/mrfuzz

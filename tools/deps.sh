@@ -13,6 +13,8 @@ PKGS=(
 	# userspace that runs inside the guest (shared from the host root)
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	python3-pyverbs iproute2 iputils-ping iperf3 tcpdump ethtool procps
+	# compliance suite: the Wireshark dissector is tested with tshark
+	tshark
 )
 
 missing=()
@@ -27,5 +29,8 @@ fi
 
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# tshark's wireshark-common asks whether non-root users may capture: no.
+echo "wireshark-common wireshark-common/install-setuid boolean false" |
+	debconf-set-selections
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

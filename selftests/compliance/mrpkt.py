@@ -79,3 +79,116 @@ def parse_bth(pkt: bytes):
     return dict(ver=vr >> 4, type=ptype, flags=flags, hdr_len=hlen * 4,
                 path_id=path_id, payload_len=plen, dcid=dcid, scid=scid,
                 psn=psn, plw=plw, token=token)
+
+
+# Extension headers (spec 5.5) and whole packets of a connection.
+
+EXT = {T_SEND: 24, T_SEND_IMM: 28, T_SEND_INV: 28, T_WRITE: 36,
+       T_WRITE_IMM: 40, T_READ_REQ: 36, T_READ_RESP: 24, T_ATOMIC_CS: 56,
+       T_ATOMIC_FA: 56, T_ATOMIC_RESP: 32, T_STREAM_CLOSE: 32, T_NAK: 24,
+       T_PROBE: 16, T_PROBE_REPLY: 68, T_CONN_CLOSE: 8, T_RESET: 16,
+       T_DATAGRAM: 16}
+
+NAK_RNR, NAK_NOT_READY, NAK_REMOTE_ACCESS, NAK_INVALID_REQUEST = 1, 2, 3, 4
+NAK_LENGTH, NAK_REMOTE_OP, NAK_SEQUENCE, NAK_STREAM_CLOSED = 5, 6, 7, 8
+CAP_AUTH, CAP_HINT, CAP_ATOMIC = 0x8000, 0x4000, 0x2000
+
+
+def sx(dqpn, sqpn, ssn, msn=0, msg_len=0, offset=0, segshift=2):
+    return struct.pack(">IIIIII", (segshift << 28) | (dqpn & 0xFFFFFF),
+                       sqpn & 0xFFFFFF, ssn, msn, msg_len, offset)
+
+
+def rx(va, rkey):
+    return struct.pack(">QI", va, rkey)
+
+
+def atx(va, swap_add, compare, rkey):
+    return struct.pack(">QQQII", va, swap_add, compare, rkey, 0)
+
+
+def cx(token, epoch=0x1122334455667788, guid=0x0200000000000001, addrs=(),
+       caps=CAP_ATOMIC, maxsh=2, max_rx_paths=1, seg_win_shift=11,
+       rx_msg_slots=1024, max_streams=1024, vmin=1, vmax=1, num_addrs=None):
+    hdr = struct.pack(">BBHQQQBBBBIII16sHH", (vmin << 4) | vmax,
+                      len(addrs) if num_addrs is None else num_addrs, caps,
+                      epoch, token, guid, maxsh << 4, max_rx_paths,
+                      seg_win_shift, 0, rx_msg_slots, max_streams, 0,
+                      b"\0" * 16, 10, 0)
+    return hdr + b"".join(addrs)
+
+
+def v4mapped(ip):
+    return b"\0" * 10 + b"\xff\xff" + bytes(int(x) for x in ip.split("."))
+
+
+def packet(ptype, ext=b"", payload=b"", **kw):
+    """A complete sealed UDP payload: base header, ext, payload, CRC."""
+    return seal(bth(ptype, 32 + len(ext), len(payload), **kw) + ext + payload)
+
+
+def parse(pkt: bytes):
+    """Base header and the extension fields of the types a peer answers
+    with (ACK, NAK, CONNECT*, RESET, stream packets)."""
+    p = parse_bth(pkt)
+    t = p["type"]
+    e = pkt[32:p["hdr_len"]]
+    if T_SEND <= t <= T_STREAM_CLOSE and len(e) >= 24:
+        w = struct.unpack(">IIIIII", e[:24])
+        p.update(segshift=w[0] >> 28, dqpn=w[0] & 0xFFFFFF,
+                 sqpn=w[1] & 0xFFFFFF, ssn=w[2], msn=w[3], msg_len=w[4],
+                 offset=w[5])
+        if t == T_ATOMIC_RESP and len(e) >= 32:
+            p["orig"] = struct.unpack(">Q", e[24:32])[0]
+    elif t in (T_ACK, T_PROBE_REPLY):
+        a = e if t == T_ACK else e[16:]
+        if len(a) >= 52:
+            (p["cum_psn"], p["ce_count"], p["rx_count"], p["rate_hint"],
+             p["ack_delay"], p["num_sr"], p["ack_flags"]) = \
+                struct.unpack(">IIIHHBB", a[:18])
+            p["sack"] = a[20:52]
+            srs = []
+            for i in range(p["num_sr"] if t == T_ACK else 0):
+                r = a[52 + 16 * i:68 + 16 * i]
+                if len(r) < 16:
+                    break
+                f, q, c, m = struct.unpack(">IIII", r)
+                srs.append(dict(flags=f >> 24, req_qpn=f & 0xFFFFFF,
+                                resp_qpn=q & 0xFFFFFF, completed_ssn=c,
+                                msn_limit=m))
+            p["srs"] = srs
+    elif t == T_NAK and len(e) >= 24:
+        w = struct.unpack(">IIIIII", e[:24])
+        p.update(code=w[0] >> 24, req_qpn=w[0] & 0xFFFFFF, detail=w[1] >> 24,
+                 resp_qpn=w[1] & 0xFFFFFF, ssn=w[2], msn=w[3], param=w[4],
+                 completed_ssn=w[5])
+    elif t in (T_CONNECT, T_CONNECT_ACK) and len(e) >= 64:
+        (vv, n, caps, epoch, token, guid, ms, mrp, sws, _, slots,
+         streams) = struct.unpack(">BBHQQQBBBBII", e[:40])
+        p.update(vmin=vv >> 4, vmax=vv & 15, num_addrs=n, caps=caps,
+                 epoch=epoch, cx_token=token, guid=guid, max_seg_shift=ms >> 4,
+                 max_rx_paths=mrp or 256, seg_win_shift=sws,
+                 rx_msg_slots=slots, max_streams=streams,
+                 addrs=[e[64 + 16 * i:80 + 16 * i] for i in range(n)])
+    elif t == T_RESET and len(e) >= 16:
+        r, vv, ra, ep = struct.unpack(">BBHQ", e[:12])
+        p.update(reason=r, retry_after=ra, epoch=ep)
+    p["payload"] = pkt[p["hdr_len"]:p["hdr_len"] + p["payload_len"]]
+    p["crc_ok"] = len(pkt) >= 36 and crc32c(pkt[:-4]) == \
+        struct.unpack(">I", pkt[-4:])[0]
+    return p
+
+
+def sacked(ack, psn):
+    """Does ACK (parsed) report psn as received?"""
+    d = (psn - ack["cum_psn"]) & 0xFFFFFFFF
+    if d == 0 or d >= 0x80000000:
+        return True
+    i = d - 1
+    return i < 256 and bool(ack["sack"][i // 8] & (0x80 >> (i % 8)))
+
+
+def diff(a, b):
+    """Serial number difference a - b (spec 2.3)."""
+    d = (a - b) & 0xFFFFFFFF
+    return d - (1 << 32) if d & 0x80000000 else d

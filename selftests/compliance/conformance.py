@@ -1,0 +1,534 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""MetaRoCE conformance runner: plays the peer of a device under test and
+checks what it sends back against the requirement IDs of
+Documentation/metaroce/spec.md.
+
+    conformance.py LOCAL_IP TARGET_IP [AGENT_PORT]
+
+LOCAL_IP is an address of this host with no MetaRoCE device on it.  The
+target runs the agent selftests/compliance/target.py (AGENT_PORT, default
+4794), which creates RC QPs connected to this peer, reads target memory,
+polls completions and reads counters.  Checks rely on the wire format only
+and allow any number of paths the target may use.
+
+Prints one line per requirement ID of requirements.md: pass, fail (with the
+reason) or untested, then a summary.  Exit status 1 if any check failed.
+"""
+import json
+import os
+import random
+import re
+import socket
+import struct
+import sys
+import time
+import traceback
+
+import mrpkt as m
+from peer import Peer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REQS = os.path.join(HERE, "..", "..", "Documentation", "metaroce",
+                    "requirements.md")
+
+
+class Agent:
+    def __init__(self, ip, port):
+        self.s = socket.create_connection((ip, port), timeout=60)
+        self.f = self.s.makefile("rw")
+
+    def __call__(self, op, **kw):
+        kw["op"] = op
+        self.f.write(json.dumps(kw) + "\n")
+        self.f.flush()
+        ans = json.loads(self.f.readline())
+        if not ans.pop("ok", False):
+            raise Failed("agent %s: %s" % (op, ans.get("error")))
+        return ans
+
+
+class Failed(Exception):
+    pass
+
+
+results = {}    # id -> (status, note)
+
+
+def record(ids, ok, note=""):
+    for i in ids.split():
+        old = results.get(i)
+        if old and old[0] == "fail":
+            continue            # a failure sticks
+        results[i] = ("pass" if ok else "fail", note if not ok else "")
+
+
+def need(cond, msg):
+    if not cond:
+        raise Failed(msg)
+
+
+class Suite:
+    def __init__(self, local, target, aport):
+        self.local, self.target = local, target
+        self.p = Peer(local, target)
+        self.a = Agent(target, aport)
+        self.nq = 0
+
+    # Helpers ---------------------------------------------------------------
+    def counters(self):
+        return self.a("counters")
+
+    def new_qp(self, **kw):
+        """A fresh target QP and our matching stream QPN."""
+        self.nq += 1
+        mine = (self.p.qpn + self.nq) & 0xFFFFFF
+        q = self.a("qp", peer_ip=self.local, peer_qpn=mine, **kw)
+        q["mine"] = mine
+        q["ssn"] = 0
+        q["msn"] = 0
+        time.sleep(0.05)
+        return q
+
+    def replies(self, match, timeout=2.0):
+        return self.p.recv(match, timeout)
+
+    def ack_of(self, psn, timeout=3.0):
+        """The first ACK that reports psn received."""
+        return self.replies(lambda r: r["type"] == m.T_ACK and
+                            r.get("cum_psn") is not None and
+                            not r["ack_flags"] & 0x80 and m.sacked(r, psn),
+                            timeout)
+
+    def nak_for(self, q, timeout=3.0):
+        return self.replies(lambda r: r["type"] == m.T_NAK and
+                            r["resp_qpn"] == q["qpn"], timeout)
+
+    def quiet(self, what, wait=0.7):
+        """Nothing but unrelated traffic arrives: no reply to a bad packet."""
+        got = [r for r in self.p.drain(wait) if r["type"] in
+               (m.T_ACK, m.T_NAK, m.T_RESET, m.T_CONNECT_ACK)]
+        need(not got, "%s: answered with %s" % (what, [hex(r["type"]) for r in got]))
+
+    def check_envelope(self, r, ids_note=""):
+        """Encapsulation of any packet the target sent as a reply."""
+        record("MRC-ENC-001", r["dport"] == m.UDP_PORT, "UDP destination port %d" % r["dport"])
+        record("MRC-ENC-016 MRC-ENC-017", r["crc_ok"], "bad CRC32C in a %#x" % r["type"])
+        record("MRC-ENC-014", len(r["raw"]) == r["hdr_len"] + r["payload_len"] + 4,
+               "UDP payload %d bytes for HdrLen %d + Payload Length %d + CRC" %
+               (len(r["raw"]), r["hdr_len"], r["payload_len"]))
+        record("MRC-ENC-004", r["tos"] >> 2 == 26, "DSCP %d, default is 26" % (r["tos"] >> 2))
+        record("MRC-ENC-005", r["tos"] & 3 == 2, "ECN field %d, not ECT(0)" % (r["tos"] & 3))
+        record("MRC-ENC-008", r["df"], "DF not set")
+        record("MRC-HDR-004 MRC-HDR-005", r["hdr_len"] % 4 == 0 and r["hdr_len"] >= 32,
+               "HdrLen %d" % r["hdr_len"])
+        raw = r["raw"]
+        record("MRC-HDR-003", raw[0] & 0x0F == 0 and r["flags"] & 0x01FF == 0,
+               "reserved Base Header bits set in a %#x: %02x %04x" %
+               (r["type"], raw[0], r["flags"]))
+        allowed = {m.T_ACK: m.F_ECE | m.F_MAC, m.T_NAK: m.F_MAC,
+                   m.T_CONNECT_ACK: m.F_MAC, m.T_RESET: m.F_MAC,
+                   m.T_READ_RESP: m.F_AR | m.F_LAST | m.F_RETX | m.F_BKLG | m.F_MAC,
+                   m.T_ATOMIC_RESP: m.F_AR | m.F_LAST | m.F_RETX | m.F_BKLG | m.F_MAC}
+        if r["type"] in allowed:
+            record("MRC-HDR-008", r["flags"] & ~allowed[r["type"]] == 0,
+                   "flags %#x in a %#x" % (r["flags"], r["type"]))
+
+    def check_reply_addr(self, r, sport, ids):
+        record(ids + " MRC-ENC-011", r["ip_src"] == self.target and
+               r["sport"] == sport and r["dport"] == m.UDP_PORT,
+               "reply from %s:%d to port %d; request came from port %d" %
+               (r["ip_src"], r["sport"], r["dport"], sport))
+
+    def send(self, q, ptype, ext, payload=b"", **kw):
+        return self.p.send_seq(ptype, ext, payload, **kw)
+
+    def sx(self, q, ssn, msn=0, msg_len=0, offset=0, dqpn=None):
+        return m.sx(q["qpn"] if dqpn is None else dqpn, q["mine"], ssn, msn,
+                    msg_len, offset, segshift=2)
+
+    # Tests -------------------------------------------------------------------
+    def t_connect(self):
+        # One path towards us: the checks do not depend on it, but a peer
+        # this simple (no loss recovery of its own) keeps a multipath
+        # target's paths healthy only with one.
+        self.p.cx_kw = dict(max_rx_paths=1)
+        a = self.p.connect()
+        need(a, "no CONNECT_ACK to our CONNECT")
+        self.check_envelope(a)
+        self.check_reply_addr(a, self.p.sport, "MRC-CONN-015")
+        record("MRC-CONN-015", a["dcid"] == self.p.cid and a["token"] == self.p.token and
+               a["scid"] not in (0, 0xFFFFFFFF),
+               "CONNECT_ACK DCID %#x Token %#x" % (a["dcid"], a["token"]))
+        record("MRC-HDR-016", a["hdr_len"] == 96 + 16 * a["num_addrs"],
+               "CONNECT_ACK HdrLen %d for %d addresses" % (a["hdr_len"], a["num_addrs"]))
+        record("MRC-ENC-022", a["max_seg_shift"] <= 4, "Max Seg Shift %d" % a["max_seg_shift"])
+        record("MRC-CONN-005 MRC-SEC-006", a["cx_token"] != 0, "zero token")
+        need(a["vmin"] <= 1 <= a["vmax"], "version range %d-%d" % (a["vmin"], a["vmax"]))
+        addr = a["addrs"][0] if a["addrs"] else b""
+        record("MRC-CONN-011", addr == m.v4mapped(self.target),
+               "first plane address %s" % addr.hex())
+        # A resent CONNECT is answered again, with the same CID.
+        self.p.send_raw(self.p.connect_pkt())
+        b = self.replies(lambda r: r["type"] == m.T_CONNECT_ACK, 2)
+        record("MRC-CONN-016", b is not None and b["scid"] == a["scid"],
+               "resent CONNECT: %s" % ("no answer" if not b else "new CID %#x" % b["scid"]))
+
+    def t_wrap(self):
+        """PSNs across 2^32 (serial number arithmetic)."""
+        q = self.new_qp()
+        self.p.psn = self.p.plw = 0xFFFFFFFE
+        psns = []
+        for i in range(4):
+            psns.append(self.send(q, m.T_SEND, self.sx(q, i, i, 32), bytes([i]) * 32))
+        a = None
+        end = time.monotonic() + 4
+        while time.monotonic() < end:
+            a = self.ack_of(psns[-1], 1)
+            if a and all(m.sacked(a, x) for x in psns):
+                break
+        wcs = [w for w in self.a("poll", qpn=q["qpn"], wait=2.0)["wcs"] if w["cq"] == "rcq"]
+        record("MRC-HDR-001 MRC-PATH-009", a is not None and len(wcs) == 4 and
+               all(w["status"] == 0 for w in wcs),
+               "PSNs %s across the wrap: ACK %s, %d receive completions" %
+               (psns, a and a["cum_psn"], len(wcs)))
+        record("MRC-ENC-012", a is not None, "zero UDP checksum (IPv4) not accepted")
+        self.p.resolve_all()
+
+    def t_send(self):
+        q = self.new_qp()
+        data = bytes(random.randrange(256) for _ in range(2048 + 100))
+        psns = []
+        for off in (0, 1024, 2048):
+            chunk = data[off:off + 1024]
+            flags = m.F_AR | (m.F_LAST if off == 2048 else 0)
+            psns.append(self.send(q, m.T_SEND, self.sx(q, 0, 0, len(data), off), chunk,
+                                  flags=flags))
+        a = self.ack_of(psns[-1])
+        need(a, "no ACK for a 3-segment SEND")
+        self.check_envelope(a)
+        self.check_reply_addr(a, self.p.sport, "MRC-ACK-001")
+        record("MRC-ACK-002 MRC-ACK-006", all(m.sacked(a, x) for x in psns),
+               "ACK CumPSN %d does not cover PSNs %s" % (a["cum_psn"], psns))
+        wcs = self.a("poll", qpn=q["qpn"], wait=2.0)["wcs"]
+        recv = [w for w in wcs if w["cq"] == "rcq"]
+        ok = len(recv) == 1 and recv[0]["status"] == 0 and recv[0]["byte_len"] == len(data)
+        got = bytes.fromhex(self.a("read_recv", qpn=q["qpn"], off=0, len=len(data))["hex"])
+        record("MRC-PLC-011 MRC-PLC-015 MRC-PLC-016", ok and got == data,
+               "receive completions %s, data %s" % (recv, "ok" if got == data else "differs"))
+        # The Stream Record reports the completed SSN (0) for our stream.
+        a = self.ack_of(psns[-1], 1.0) or a
+        srs = [s for s in a.get("srs", []) if s["resp_qpn"] == q["qpn"]]
+        record("MRC-ACK-009 MRC-ACK-010 MRC-ACK-013",
+               any(s["req_qpn"] == q["mine"] and s["completed_ssn"] == 0 for s in srs),
+               "Stream Records %s" % a.get("srs"))
+        q["ssn"], q["msn"] = 1, 1
+        return q
+
+    def t_write_ooo(self):
+        q = self.new_qp()
+        data = bytes(random.randrange(256) for _ in range(3072))
+        psns = []
+        for off in (2048, 0, 1024):     # last segment first
+            flags = m.F_AR | (m.F_LAST if off == 2048 else 0)
+            psns.append(self.send(q, m.T_WRITE, self.sx(q, 0, 0, 3072, off) +
+                                  m.rx(q["va"] + 512, q["rkey"]),
+                                  data[off:off + 1024], flags=flags))
+        a = self.ack_of(psns[-1])
+        need(a, "no ACK for a WRITE")
+        mem = bytes.fromhex(self.a("read", qpn=q["qpn"], off=0, len=4096)["hex"])
+        record("MRC-PLC-008 MRC-PLC-010 MRC-ORD-001 MRC-HDR-013",
+               mem[512:3584] == data and mem[:512] == b"\x5a" * 512 and
+               mem[3584:] == b"\x5a" * 512, "target memory after out-of-order WRITE differs")
+        # Duplicate at path level: same PSN again -> acknowledged, no effect.
+        self.a("fill", qpn=q["qpn"], off=512, len=1024, byte=0x11)
+        pkt, _ = self.p.seq_pkt(m.T_WRITE, self.sx(q, 0, 0, 3072, 0) +
+                                m.rx(q["va"] + 512, q["rkey"]), data[:1024],
+                                psn=psns[1], flags=m.F_AR)
+        self.p.send_raw(pkt)
+        a = self.ack_of(psns[1])
+        mem = bytes.fromhex(self.a("read", qpn=q["qpn"], off=512, len=1024)["hex"])
+        record("MRC-LOSS-020 MRC-LOSS-019", a is not None and mem == b"\x11" * 1024,
+               "path duplicate: %s, memory %s" %
+               ("no ACK" if a is None else "acked", "rewritten" if mem != b"\x11" * 1024 else "kept"))
+        # Stream duplicate: the content again under a new PSN (RETX).
+        psn = self.send(q, m.T_WRITE, self.sx(q, 0, 0, 3072, 0) +
+                        m.rx(q["va"] + 512, q["rkey"]), data[:1024],
+                        flags=m.F_AR | m.F_RETX)
+        a = self.ack_of(psn)
+        mem = bytes.fromhex(self.a("read", qpn=q["qpn"], off=512, len=1024)["hex"])
+        record("MRC-PLC-005 MRC-PLC-006", a is not None and mem == b"\x11" * 1024,
+               "stream duplicate of a completed WRITE: %s, memory %s" %
+               ("no ACK" if a is None else "acked", "rewritten" if mem != b"\x11" * 1024 else "kept"))
+
+    def t_access(self):
+        for what, rkey_d, off, detail in (("invalid R_Key", 0x100, 0, 1),
+                                          ("range outside the region", 0, 65536 - 512, 4)):
+            q = self.new_qp()
+            psn = self.send(q, m.T_WRITE, self.sx(q, 0, 0, 1024, 0) +
+                            m.rx(q["va"] + off, q["rkey"] ^ rkey_d), b"\xee" * 1024)
+            n = self.nak_for(q)
+            mem = bytes.fromhex(self.a("read", qpn=q["qpn"], off=0, len=q["len"])["hex"])
+            untouched = mem == b"\x5a" * q["len"]
+            record("MRC-PLC-033 MRC-PLC-034 MRC-SEC-001 MRC-ERR-004", untouched,
+                   "%s: target memory changed" % what)
+            ok = n is not None and n["code"] == m.NAK_REMOTE_ACCESS and \
+                n["req_qpn"] == q["mine"] and n["ssn"] == 0
+            record("MRC-ERR-001", ok, "%s: NAK %s" % (what, n and (n["code"], n["detail"], n["ssn"])))
+            if n:
+                self.check_reply_addr(n, self.p.sport, "MRC-ERR-001")
+                record("MRC-ERR-001", n["path_id"] == self.p.path_id, "NAK Path ID")
+            record("MRC-ERR-003", self.ack_of(psn, 1.5) is not None,
+                   "%s: NAKed packet not acknowledged at path level" % what)
+
+    def t_read(self):
+        q = self.new_qp()
+        self.a("fill", qpn=q["qpn"], off=0, len=256, byte=0x42)
+        psn = self.send(q, m.T_READ_REQ, self.sx(q, 0, 0, 2500) + m.rx(q["va"], q["rkey"]))
+        resp, seen = b"", {}
+        end = time.monotonic() + 5
+        while time.monotonic() < end and len(seen) < 3:
+            r = self.replies(lambda r: r["type"] == m.T_READ_RESP, 1)
+            if r:
+                seen[r["offset"]] = r
+        ok = sorted(seen) == [0, 1024, 2048] and all(
+            r["ssn"] == 0 and r["msg_len"] == 2500 and r["dqpn"] == q["mine"] and
+            r["sqpn"] == q["qpn"] and bool(r["flags"] & m.F_LAST) == (o == 2048)
+            for o, r in seen.items())
+        record("MRC-PLC-021 MRC-PLC-022 MRC-HDR-010 MRC-HDR-013", ok,
+               "READ_RESP offsets %s" % sorted(seen))
+        if ok:
+            resp = b"".join(seen[o]["payload"] for o in (0, 1024, 2048))
+            mem = bytes.fromhex(self.a("read", qpn=q["qpn"], off=0, len=2500)["hex"])
+            record("MRC-PLC-022", resp == mem, "READ_RESP data differs from target memory")
+            for r in seen.values():
+                self.check_envelope(r)
+        record("MRC-ACK-006", self.ack_of(psn, 1) is not None or ok, "READ_REQ not acknowledged")
+
+    def t_atomic(self):
+        q = self.new_qp()
+        ext = self.sx(q, 0, 0, 8) + m.atx(q["va"] + 8, 3, 0, q["rkey"])
+        self.send(q, m.T_ATOMIC_FA, ext)
+        r = self.replies(lambda r: r["type"] == m.T_ATOMIC_RESP, 3)
+        need(r, "no ATOMIC_RESP")
+        record("MRC-PLC-029 MRC-PLC-032", r["orig"] == 0x5a5a5a5a5a5a5a5a and r["ssn"] == 0,
+               "ATOMIC_RESP Original Value %#x SSN %d" % (r["orig"], r["ssn"]))
+        # The same request again under a new PSN: answered from the cache.
+        self.send(q, m.T_ATOMIC_FA, ext, flags=m.F_AR | m.F_LAST | m.F_RETX)
+        r2 = self.replies(lambda r: r["type"] == m.T_ATOMIC_RESP, 3)
+        mem = struct.unpack("<Q", bytes.fromhex(
+            self.a("read", qpn=q["qpn"], off=8, len=8)["hex"]))[0]
+        record("MRC-PLC-031", r2 is not None and r2["orig"] == r["orig"] and
+               mem == 0x5a5a5a5a5a5a5a5a + 3,
+               "duplicate ATOMIC: reply %s, target %#x (executed %s)" %
+               ((r2 and hex(r2["orig"])), mem, "twice" if mem != 0x5a5a5a5a5a5a5a5a + 3 else "once"))
+        # Misaligned target: INVALID_REQUEST detail 2.
+        q = self.new_qp()
+        self.send(q, m.T_ATOMIC_FA, self.sx(q, 0, 0, 8) + m.atx(q["va"] + 4, 1, 0, q["rkey"]))
+        n = self.nak_for(q)
+        record("MRC-ERR-001", n is not None and n["code"] == m.NAK_INVALID_REQUEST and
+               n["detail"] == 2, "misaligned atomic: NAK %s" % ((n and (n["code"], n["detail"])),))
+
+    def t_rnr_length_seq(self):
+        q = self.new_qp(recvs=0)
+        self.send(q, m.T_SEND, self.sx(q, 0, 0, 64), b"r" * 64)
+        n = self.nak_for(q)
+        record("MRC-PLC-036 MRC-ERR-001", n is not None and n["code"] == m.NAK_RNR and
+               n["param"] > 0, "no receive posted: NAK %s" % ((n and (n["code"], n["param"])),))
+        q = self.new_qp(recvs=2, recv_len=256)
+        self.send(q, m.T_SEND, self.sx(q, 0, 0, 512, 0), b"l" * 512, flags=m.F_AR | m.F_LAST)
+        n = self.nak_for(q)
+        record("MRC-PLC-014 MRC-ERR-001", n is not None and n["code"] == m.NAK_LENGTH,
+               "512-byte SEND into a 256-byte receive: NAK %s" % ((n and n["code"]),))
+        q = self.new_qp()
+        self.send(q, m.T_SEND, self.sx(q, 5000000, 0, 16), b"s" * 16)
+        n = self.nak_for(q)
+        record("MRC-ORD-014", n is not None and n["code"] == m.NAK_SEQUENCE,
+               "SSN far beyond the window: NAK %s" % ((n and n["code"]),))
+        q = self.new_qp()
+        self.send(q, m.T_SEND, self.sx(q, 0, 0, 16, dqpn=0xFFFFF0), b"s" * 16)
+        n = self.replies(lambda r: r["type"] == m.T_NAK and r["req_qpn"] == q["mine"], 2)
+        record("MRC-CONN-033", n is not None and n["code"] == m.NAK_STREAM_CLOSED,
+               "SEND to a QP that does not exist: NAK %s" % ((n and n["code"]),))
+
+    def t_windows(self):
+        q = self.new_qp()
+        c0 = self.counters()
+        # PSN 300 beyond the PLW: outside the 256-packet window.
+        self.p.drain(0.5)
+        bad = (self.p.plw + 300) & 0xFFFFFFFF
+        pkt, _ = self.p.seq_pkt(m.T_SEND, self.sx(q, 0, 0, 16), b"o" * 16, psn=bad)
+        self.p.send_raw(pkt)
+        got = [r for r in self.p.drain(0.7) if
+               (r["type"] == m.T_ACK and r.get("cum_psn") is not None and
+                not r["ack_flags"] & 0x80 and m.sacked(r, bad)) or
+               (r["type"] == m.T_NAK and r["resp_qpn"] == q["qpn"])]
+        record("MRC-HDR-018 MRC-PATH-014", not got,
+               "PSN beyond PLW + 256 acknowledged or NAKed")
+        c1 = self.counters()
+        record("MRC-HDR-017 MRC-PATH-013 MRC-CNT-003",
+               c1["drop_out_of_window"] == c0["drop_out_of_window"] + 1,
+               "drop_out_of_window %d -> %d" % (c0["drop_out_of_window"], c1["drop_out_of_window"]))
+        wcs = self.a("poll", qpn=q["qpn"])["wcs"]
+        record("MRC-ENC-025", not wcs, "out-of-window packet completed %s" % wcs)
+
+    def t_malformed(self):
+        q = self.new_qp()
+        good, _ = self.p.seq_pkt(m.T_SEND, self.sx(q, 0, 0, 16), b"m" * 16,
+                                 psn=self.p.psn)
+        body = good[:-4]
+        cases = [
+            ("MRC-ENC-018", "drop_bad_crc", body + b"\0\0\0\0"),
+            ("MRC-HDR-007", "drop_bad_version", m.seal(bytes([0x20]) + body[1:])),
+            ("MRC-ENC-015", "drop_bad_header", good[:-1]),
+            ("MRC-HDR-011", "drop_bad_header", m.seal(body[:1] + b"\x0c" + body[2:])),
+            ("MRC-HDR-016", "drop_bad_header", m.seal(body[:4] + b"\x0f" + body[5:6] +
+                                                        struct.pack(">H", 20) + body[8:])),
+            ("MRC-HDR-012", "drop_bad_header",
+             m.seal(body[:6] + struct.pack(">H", 4) + body[8:] + b"pppp")
+             if False else m.packet(m.T_READ_REQ, self.sx(q, 0, 0, 16) + m.rx(q["va"], q["rkey"]),
+                                    b"pppp", **self.p.hdr_kw(psn=self.p.psn, plw=self.p.plw))),
+            ("MRC-SEC-004 MRC-SEC-005", "drop_bad_token",
+             m.seal(body[:24] + struct.pack(">Q", self.p.peer_token ^ 1) + body[32:])),
+            ("MRC-HDR-017", "drop_no_conn",
+             m.seal(body[:8] + struct.pack(">I", self.p.peer_cid ^ 0x5555) + body[12:])),
+        ]
+        for n, (ids, counter, pkt) in enumerate(cases):
+            self.p.drain(0.3)
+            c0 = self.counters()
+            self.p.send_raw(pkt)
+            got = [r for r in self.p.drain(0.7) if r["type"] in
+                   (m.T_ACK, m.T_NAK, m.T_RESET, m.T_CONNECT_ACK)]
+            c1 = self.counters()
+            d = c1[counter] - c0[counter]
+            record(ids + " MRC-CNT-003", d == 1, "%s moved by %d" % (counter, d))
+            resets = [r for r in got if r["type"] == m.T_RESET]
+            others = [r for r in got if r["type"] != m.T_RESET]
+            record("MRC-HDR-018 MRC-SEC-005" if counter != "drop_no_conn" else "MRC-HDR-018",
+                   not others, "%s: answered with %s" % (counter, [hex(r["type"]) for r in others]))
+            if n < 5:   # failed steps 1 to 5 of spec 4.7: never a RESET
+                record("MRC-CONN-048 MRC-ENC-018", not resets, "%s: answered with RESET" % counter)
+            elif counter == "drop_no_conn" and resets:
+                r = resets[0]
+                record("MRC-CONN-045", r["dcid"] == self.p.cid and r["scid"] == 0 and
+                       r["token"] == self.p.peer_token,
+                       "stateless RESET DCID %#x SCID %#x Token %#x" %
+                       (r["dcid"], r["scid"], r["token"]))
+        wcs = self.a("poll", qpn=q["qpn"])["wcs"]
+        record("MRC-ENC-025", not wcs, "malformed packets completed %s" % wcs)
+        # The same PSN, well-formed, is still new: nothing above consumed it.
+        psn = self.p.send_seq(m.T_SEND, self.sx(q, 0, 0, 16), b"m" * 16)
+        record("MRC-ENC-025", self.ack_of(psn) is not None,
+               "good packet after the malformed ones not acknowledged")
+
+    def t_spoof(self):
+        """Wrong source address or port: identified by DCID and Token only."""
+        q = self.new_qp()
+        spoof = self.local.rsplit(".", 1)[0] + ".99"
+        psn = self.p.send_seq(m.T_SEND, self.sx(q, 0, 0, 16), b"1" * 16)
+        need(self.ack_of(psn), "no ACK")
+        pkt, _ = self.p.seq_pkt(m.T_SEND, self.sx(q, 1, 1, 16), b"2" * 16)
+        self.p.send_raw(pkt, sport=0xC000 + 7)
+        a = self.ack_of(_, 2)
+        record("MRC-CONN-024 MRC-CONN-023 MRC-PATH-008", a is not None,
+               "packet of the connection from another UDP source port ignored")
+        if a:
+            record("MRC-ENC-011", a["sport"] == 0xC000 + 7, "ACK to port %d" % a["sport"])
+        wcs = self.a("poll", qpn=q["qpn"], wait=1.0)["wcs"]
+        record("MRC-CONN-024", len([w for w in wcs if w["cq"] == "rcq"]) == 2,
+               "completions %s" % wcs)
+        del spoof
+
+
+    def t_second_connect(self):
+        """A CONNECT from the same address with another SCID is another
+        connection (spec 6.3.2): the existing one must keep working."""
+        q = self.new_qp()
+        psn = self.p.send_seq(m.T_SEND, self.sx(q, 0, 0, 16), b"a" * 16)
+        need(self.ack_of(psn), "no ACK before the second CONNECT")
+        other = Peer(self.local, self.target, sport=self.p.sport ^ 0x11,
+                     listen=False)      # self.p receives for both
+        other.epoch = self.p.epoch
+        self.p.send_raw(other.connect_pkt())
+        a = self.replies(lambda r: r["type"] == m.T_CONNECT_ACK and
+                         r["dcid"] == other.cid, 3)
+        record("MRC-CONN-015", a is not None and a["scid"] != self.p.peer_cid,
+               "second CONNECT (new SCID): %s" %
+               ("no CONNECT_ACK" if a is None else "CONNECT_ACK with CID %#x, the "
+                "existing connection's is %#x" % (a["scid"], self.p.peer_cid)))
+        psn = self.p.send_seq(m.T_SEND, self.sx(q, 1, 1, 16), b"b" * 16)
+        record("MRC-CONN-015 MRC-CONN-004", self.ack_of(psn) is not None,
+               "the existing connection stopped answering after a CONNECT with "
+               "another SCID from the same address")
+
+    def t_bad_cx(self):
+        """CONNECTs with invalid CX fields (spec 5.7): dropped and counted
+        in drop_bad_header, no CONNECT_ACK (a RESET PROTOCOL may answer)."""
+        cases = [("version range without 1", dict(vmin=2, vmax=2)),
+                 ("Max Seg Shift 5", dict(maxsh=5)),
+                 ("Seg Win Shift 5", dict(seg_win_shift=5)),
+                 ("Seg Win Shift 17", dict(seg_win_shift=17)),
+                 ("Rx Message Slots 1", dict(rx_msg_slots=1)),
+                 ("Rx Message Slots 2^21", dict(rx_msg_slots=1 << 21))]
+        for what, kw in cases:
+            other = Peer(self.local, self.target, sport=self.p.sport ^ 0x22,
+                         listen=False)
+            self.p.drain(0.2)
+            c0 = self.counters()
+            self.p.send_raw(other.connect_pkt(**kw))
+            got = [r for r in self.p.drain(0.7) if r["dcid"] == other.cid]
+            c1 = self.counters()
+            acks = [r for r in got if r["type"] == m.T_CONNECT_ACK]
+            resets = [r for r in got if r["type"] == m.T_RESET]
+            d = c1["drop_bad_header"] - c0["drop_bad_header"]
+            record("MRC-HDR-017", not acks and d == 1,
+                   "CONNECT with %s: %s, drop_bad_header +%d" %
+                   (what, "accepted" if acks else "not accepted", d))
+            if resets:
+                record("MRC-CONN-045", resets[0]["reason"] in (3, 5),
+                       "RESET reason %d for %s" % (resets[0]["reason"], what))
+
+def load_ids():
+    ids = []
+    for line in open(REQS):
+        mm = re.match(r"\| (MRC-[A-Z]+-\d+) \|", line)
+        if mm:
+            ids.append(mm.group(1))
+    return ids
+
+
+def main(argv):
+    local, target = argv[1], argv[2]
+    aport = int(argv[3]) if len(argv) > 3 else 4794
+    s = Suite(local, target, aport)
+    tests = [s.t_connect, s.t_wrap, s.t_send, s.t_write_ooo, s.t_access, s.t_read,
+             s.t_atomic, s.t_rnr_length_seq, s.t_windows, s.t_malformed,
+             s.t_spoof, s.t_second_connect, s.t_bad_cx]
+    crashed = []
+    for t in tests:
+        try:
+            t()
+            print("# %s done" % t.__name__)
+        except Failed as ex:
+            crashed.append("%s: %s" % (t.__name__, ex))
+            print("# %s: %s" % (t.__name__, ex))
+        except Exception:
+            crashed.append(t.__name__)
+            traceback.print_exc()
+    ids = load_ids()
+    n = {"pass": 0, "fail": 0, "untested": 0}
+    for i in ids:
+        st, note = results.get(i, ("untested", ""))
+        n[st] += 1
+        print("%-14s %s%s" % (i, st, ("  (%s)" % note) if note else ""))
+    extra = sorted(set(results) - set(ids))
+    for i in extra:
+        print("%-14s %s (not in requirements.md)" % (i, results[i][0]))
+    print("summary: %d requirements: %d pass, %d fail, %d untested; %d test groups aborted"
+          % (len(ids), n["pass"], n["fail"], n["untested"], len(crashed)))
+    for c in crashed:
+        print("aborted: %s" % c)
+    return 1 if n["fail"] or crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

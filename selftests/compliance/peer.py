@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Play a MetaRoCE peer from a host (or network namespace) that has no
+MetaRoCE device of its own: send crafted packets with any source address and
+port through a raw IP socket, receive what the device under test sends
+through a packet socket (the port may be bound by the metaroce module, which
+drops packets for addresses without a device).
+
+    p = Peer("10.77.0.2", "10.77.0.1")
+    p.connect()                         # CONNECT / CONNECT_ACK
+    p.send_seq(m.T_WRITE, m.sx(...) + m.rx(va, rkey), payload)
+    pkt = p.recv(lambda q: q["type"] == m.T_ACK)
+"""
+import os
+import queue
+import random
+import select
+import socket
+import struct
+import threading
+import time
+
+import mrpkt as m
+
+ETH_P_IP = 0x0800
+PACKET_OUTGOING = 4
+
+
+def ifname_of(ip):
+    """The interface that holds address ip."""
+    for line in os.popen("ip -o -4 addr show").read().splitlines():
+        f = line.split()
+        if f[3].split("/")[0] == ip:
+            return f[1]
+    raise RuntimeError("no interface with address %s" % ip)
+
+
+class Peer:
+    def __init__(self, local_ip, target_ip, port=m.UDP_PORT, sport=None,
+                 qpn=0x0C0FFE, listen=True):
+        self.local, self.target, self.port = local_ip, target_ip, port
+        self.sport = sport or random.randrange(0xC000, 0x10000)
+        self.qpn = qpn
+        self.tx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+        if listen:
+            self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM,
+                                    socket.htons(ETH_P_IP))
+            self.rx.bind((ifname_of(local_ip), ETH_P_IP))
+            self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        self.cid = random.randrange(1, 0xFFFFFFFF)
+        self.token = random.randrange(1, 1 << 64)
+        self.epoch = random.randrange(1, 1 << 64)
+        self.peer_cid = self.peer_token = None
+        self.psn = random.randrange(0, 1 << 32)
+        self.plw = self.psn
+        self.path_id = 0
+        self.log = []           # every packet received, parsed
+        self.rxs = {}           # receive state of the target's paths
+        self.q = queue.Queue()
+        self.lock = threading.Lock()
+        self.ack_seq = random.randrange(0, 1 << 32)
+        self.auto_ack = True
+        self.cx_kw = {}         # CX fields of our CONNECTs
+        if listen:
+            threading.Thread(target=self._loop, daemon=True).start()
+
+    # Raw I/O -------------------------------------------------------------
+    def send_raw(self, payload, src=None, sport=None, dport=None, tos=0x6A,
+                 dst=None):
+        """One UDP datagram with MetaRoCE payload; any source address."""
+        src = src or self.local
+        dst = dst or self.target
+        udp = struct.pack(">HHHH", sport or self.sport, dport or self.port,
+                          8 + len(payload), 0) + payload
+        ip = struct.pack(">BBHHHBBH4s4s", 0x45, tos, 20 + len(udp), 0, 0x4000,
+                         64, socket.IPPROTO_UDP, 0, socket.inet_aton(src),
+                         socket.inet_aton(dst))
+        self.tx.sendto(ip + udp, (dst, 0))
+
+    def _read(self, timeout):
+        r, _, _ = select.select([self.rx], [], [], timeout)
+        if not r:
+            return None
+        data, addr = self.rx.recvfrom(65535)
+        if addr[2] == PACKET_OUTGOING or len(data) < 28 or data[9] != 17:
+            return False
+        ihl = (data[0] & 15) * 4
+        src, dst = socket.inet_ntoa(data[12:16]), socket.inet_ntoa(data[16:20])
+        sport, dport, ulen = struct.unpack(">HHH", data[ihl:ihl + 6])
+        if dst != self.local or src != self.target or dport != self.port:
+            return False
+        payload = data[ihl + 8:ihl + ulen]
+        if len(payload) < 36:
+            return False
+        p = m.parse(payload)
+        p.update(ip_src=src, ip_dst=dst, sport=sport, dport=dport, tos=data[1],
+                 df=bool(struct.unpack(">H", data[6:8])[0] & 0x4000),
+                 raw=payload, t=time.monotonic())
+        return p
+
+    def _loop(self):
+        """Receive thread: answer at once (CONNECT, ACKs, PROBE_REPLYs),
+        since a multipath target judges its paths by how fast they come,
+        and queue every packet for recv()."""
+        while True:
+            p = self._read(1.0)
+            if not p:
+                continue
+            try:
+                self._auto(p)
+            except OSError:
+                pass
+            self.q.put(p)
+
+    def recv(self, match=lambda p: True, timeout=3.0):
+        """The first packet from the target that satisfies match, or None.
+        Packets that do not match are consumed."""
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                p = self.q.get(timeout=left)
+            except queue.Empty:
+                return None
+            self.log.append(p)
+            if match(p):
+                return p
+
+    def drain(self, wait=0.3):
+        """Everything the target sends within the next wait seconds."""
+        out = []
+        end = time.monotonic() + wait
+        while True:
+            left = end - time.monotonic()
+            p = self.recv(timeout=left) if left > 0 else None
+            if p is None:
+                return out
+            out.append(p)
+
+    def _auto(self, p):
+        t = p["type"]
+        if t == m.T_CONNECT and p.get("cx_token"):
+            self.peer_cid, self.peer_token = p["scid"], p["cx_token"]
+            self.send_raw(self.connect_pkt(m.T_CONNECT_ACK), sport=p["sport"])
+        elif not self.auto_ack or not self.peer_cid or p["dcid"] != self.cid:
+            return
+        elif 0x01 <= t <= 0x1F:
+            self._rx_seq(p)
+            self.send_raw(self.ack_pkt(m.T_ACK, p["path_id"]), sport=p["sport"])
+        elif t == m.T_PROBE:
+            self.send_raw(self.ack_pkt(m.T_PROBE_REPLY, p["path_id"],
+                                       p["raw"][32:48]), sport=p["sport"])
+
+    def _rx_seq(self, p):
+        """Receive state of the target's path (spec 7.3.2), simplified: the
+        PLW is applied, PSNs are recorded, cum advances over what arrived."""
+        st = self.rxs.setdefault(p["path_id"], dict(cum=(p["plw"] - 1) & 0xFFFFFFFF,
+                                                    got=set(), rx=0))
+        st["rx"] += 1
+        if m.diff(p["plw"] - 1, st["cum"]) > 0:
+            st["cum"] = (p["plw"] - 1) & 0xFFFFFFFF
+        if m.diff(p["psn"], st["cum"]) > 0:
+            st["got"].add(p["psn"])
+        while (st["cum"] + 1) & 0xFFFFFFFF in st["got"]:
+            st["cum"] = (st["cum"] + 1) & 0xFFFFFFFF
+            st["got"].discard(st["cum"])
+        st["got"] = {x for x in st["got"] if 0 < m.diff(x, st["cum"]) <= 256}
+
+    def ack_pkt(self, ptype, path_id, pbx=b""):
+        """An ACK (or PROBE_REPLY echoing pbx) of our state of path_id."""
+        st = self.rxs.get(path_id)
+        sack = bytearray(32)
+        if st:
+            for x in st["got"]:
+                i = m.diff(x, st["cum"]) - 1
+                if 0 <= i < 256:
+                    sack[i // 8] |= 0x80 >> (i % 8)
+            akx = struct.pack(">IIIHHBBH", st["cum"], 0, st["rx"], 0, 0, 0, 0, 0)
+        else:
+            akx = struct.pack(">IIIHHBBH", 0, 0, 0, 0, 0, 0, 0x80, 0)
+        self.ack_seq = (self.ack_seq + 1) & 0xFFFFFFFF
+        return m.packet(ptype, pbx + akx + bytes(sack),
+                        **self.hdr_kw(path_id=path_id, psn=self.ack_seq, plw=0))
+
+    # Connection ------------------------------------------------------------
+    def connect_pkt(self, ptype=m.T_CONNECT, **kw):
+        # We acknowledge every path the target opens: let it open many
+        # (255, since 0, which means 256, is refused by some targets).
+        for k, v in self.cx_kw.items():
+            kw.setdefault(k, v)
+        kw.setdefault("max_rx_paths", 255)
+        ext = m.cx(self.token, epoch=self.epoch,
+                   addrs=[m.v4mapped(self.local)], **kw)
+        if ptype == m.T_CONNECT:
+            return m.packet(ptype, ext, scid=self.cid)
+        return m.packet(ptype, ext, dcid=self.peer_cid, scid=self.cid,
+                        token=self.peer_token)
+
+    def connect(self, timeout=5.0):
+        """CONNECT to the target; returns its CONNECT_ACK (parsed) or None."""
+        for _ in range(3):
+            self.send_raw(self.connect_pkt())
+            a = self.recv(lambda p: p["type"] == m.T_CONNECT_ACK and
+                          p["dcid"] == self.cid, timeout / 3)
+            if a:
+                self.peer_cid, self.peer_token = a["scid"], a["cx_token"]
+                self.accept = a
+                return a
+        return None
+
+    # Sending on the connection ------------------------------------------
+    def hdr_kw(self, **kw):
+        d = dict(dcid=self.peer_cid, scid=self.cid, token=self.peer_token,
+                 path_id=self.path_id)
+        d.update(kw)
+        return d
+
+    def seq_pkt(self, ptype, ext, payload=b"", flags=m.F_AR | m.F_LAST,
+                psn=None, plw=None, **kw):
+        """A sequenced packet; takes the next PSN unless psn is given."""
+        if psn is None:
+            psn = self.psn
+            self.psn = (self.psn + 1) & 0xFFFFFFFF
+            if (psn - self.plw) & 0xFFFFFFFF >= 128:
+                self.plw = psn      # older packets count as resolved
+        if plw is None:
+            plw = self.plw
+        return m.packet(ptype, ext, payload, flags=flags,
+                        **self.hdr_kw(psn=psn, plw=plw, **kw)), psn
+
+    def send_seq(self, ptype, ext, payload=b"", **kw):
+        pkt, psn = self.seq_pkt(ptype, ext, payload, **kw)
+        self.send_raw(pkt)
+        return psn
+
+    def resolve_all(self):
+        """Everything sent is resolved: the next packet's PLW says so."""
+        self.plw = self.psn

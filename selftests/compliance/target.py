@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Conformance target agent: runs on the device under test (any verbs
+implementation of MetaRoCE) and lets the compliance runner create RC QPs
+that talk to the runner's crafted peer, look at target memory and poll
+completions.  One JSON request per line over TCP, one JSON answer per line.
+
+    /usr/bin/python3 target.py DEVICE [PORT]     (default port 4794)
+
+Requests ({"op": ...}):
+  qp        peer_ip, peer_qpn, [mr_len, recvs, recv_len, access, mtu]
+            -> qpn, rkey, va, len, recv_va, gid
+  read      qpn, off, len          -> hex of the QP's MR bytes
+  fill      qpn, off, len, byte    set MR bytes
+  post_recv qpn, n, [len]
+  poll      qpn                    -> completions (both CQs)
+  post_send qpn, opcode (send|write|read), len, [rkey, va, off]
+  state     qpn                    -> QP state
+  counters                         -> the device's port counters (sysfs)
+  destroy   qpn
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "metaroce", "pyverbs"))
+
+import pyverbs.enums as e  # noqa: E402
+from pyverbs.addr import AHAttr, GID, GlobalRoute  # noqa: E402
+from pyverbs.cq import CQ  # noqa: E402
+from pyverbs.device import Context  # noqa: E402
+from pyverbs.mr import MR  # noqa: E402
+from pyverbs.pd import PD  # noqa: E402
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
+from pyverbs.wr import SGE, RecvWR, SendWR  # noqa: E402
+
+from mrlib import ipv4_gid_index  # noqa: E402
+
+ACC = {"w": e.IBV_ACCESS_REMOTE_WRITE, "r": e.IBV_ACCESS_REMOTE_READ,
+       "a": e.IBV_ACCESS_REMOTE_ATOMIC}
+MTU = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024,
+       2048: e.IBV_MTU_2048, 4096: e.IBV_MTU_4096}
+OPC = {"send": e.IBV_WR_SEND, "write": e.IBV_WR_RDMA_WRITE,
+       "read": e.IBV_WR_RDMA_READ}
+
+
+class Target:
+    def __init__(self, dev):
+        self.dev = dev
+        self.ctx = Context(name=dev)
+        self.pd = PD(self.ctx)
+        self.gid_index, self.gid, _ = ipv4_gid_index(self.ctx)
+        self.qps = {}
+
+    def op_qp(self, peer_ip, peer_qpn, mr_len=65536, recvs=8, recv_len=4096,
+              access="wra", mtu=1024):
+        acc = e.IBV_ACCESS_LOCAL_WRITE
+        for c in access:
+            acc |= ACC[c]
+        cq, rcq = CQ(self.ctx, 256), CQ(self.ctx, 256)
+        mr = MR(self.pd, mr_len, acc)
+        mr.write(b"\x5a" * mr_len, mr_len)
+        rmr = MR(self.pd, recvs * recv_len + 65536, e.IBV_ACCESS_LOCAL_WRITE)
+        rmr.write(b"\xa5" * (recvs * recv_len), recvs * recv_len)
+        cap = QPCap(max_send_wr=64, max_recv_wr=max(64, recvs), max_send_sge=1,
+                    max_recv_sge=1)
+        qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=rcq,
+                                    cap=cap, sq_sig_all=1))
+        a = [int(x) for x in peer_ip.split(".")]
+        gid = "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(a)
+        gr = GlobalRoute(dgid=GID(gid), sgid_index=self.gid_index)
+        gr.hop_limit = 64
+        attr = QPAttr(port_num=1, path_mtu=MTU[mtu])
+        attr.qp_access_flags = acc
+        attr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
+        attr.dest_qp_num = peer_qpn
+        attr.rq_psn = 0
+        attr.sq_psn = 0
+        attr.max_dest_rd_atomic = 4
+        attr.max_rd_atomic = 4
+        attr.min_rnr_timer = 1
+        attr.timeout = 10
+        attr.retry_cnt = 7
+        attr.rnr_retry = 1
+        qp.to_rts(attr)
+        q = dict(qp=qp, cq=cq, rcq=rcq, mr=mr, rmr=rmr, recv_len=recv_len,
+                 nrecv=0)
+        self.qps[qp.qp_num] = q
+        self.op_post_recv(qp.qp_num, recvs, recv_len)
+        return dict(qpn=qp.qp_num, rkey=mr.rkey, va=mr.buf, len=mr_len,
+                    recv_va=rmr.buf, gid=str(self.gid))
+
+    def op_read(self, qpn, off, len):
+        return dict(hex=self.qps[qpn]["mr"].read(len, off).hex())
+
+    def op_read_recv(self, qpn, off, len):
+        return dict(hex=self.qps[qpn]["rmr"].read(len, off).hex())
+
+    def op_fill(self, qpn, off, len, byte):
+        mr = self.qps[qpn]["mr"]
+        mr.write(bytes([byte]) * len, len, off)
+        return {}
+
+    def op_post_recv(self, qpn, n, len=None):
+        q = self.qps[qpn]
+        ln = len or q["recv_len"]
+        for _ in range(n):
+            i = q["nrecv"]
+            q["nrecv"] += 1
+            off = (i % 16) * ln
+            sge = SGE(q["rmr"].buf + off, ln, q["rmr"].lkey)
+            q["qp"].post_recv(RecvWR(wr_id=i, num_sge=1, sg=[sge]))
+        return {}
+
+    def op_poll(self, qpn, wait=0.0):
+        q = self.qps[qpn]
+        out = []
+        end = time.monotonic() + wait
+        while True:
+            for which in ("cq", "rcq"):
+                while True:
+                    n, wcs = q[which].poll(16)
+                    if not n:
+                        break
+                    for wc in wcs[:n]:
+                        out.append(dict(cq=which, wr_id=wc.wr_id,
+                                        status=wc.status, opcode=wc.opcode,
+                                        byte_len=wc.byte_len,
+                                        imm=wc.imm_data, flags=wc.wc_flags))
+            if out or time.monotonic() >= end:
+                return dict(wcs=out)
+            time.sleep(0.01)
+
+    def op_post_send(self, qpn, opcode, len, rkey=0, va=0, off=0, wr_id=1):
+        q = self.qps[qpn]
+        sge = SGE(q["mr"].buf + off, len, q["mr"].lkey)
+        wr = SendWR(wr_id=wr_id, opcode=OPC[opcode], num_sge=1, sg=[sge],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        if opcode in ("write", "read"):
+            wr.set_wr_rdma(rkey, va)
+        q["qp"].post_send(wr)
+        return {}
+
+    def op_state(self, qpn):
+        return dict(state=self.qps[qpn]["qp"].query(e.IBV_QP_STATE)[0].qp_state)
+
+    def op_counters(self):
+        d = "/sys/class/infiniband/%s/ports/1/hw_counters" % self.dev
+        if os.path.isdir(d):
+            return {n: int(open(os.path.join(d, n)).read()) for n in os.listdir(d)}
+        # sysfs of another network namespace: ask through netlink.
+        out = subprocess.run(["rdma", "-j", "statistic", "show", "link",
+                              self.dev + "/1"], capture_output=True,
+                             text=True, check=True).stdout
+        st = json.loads(out)[0]
+        return {k: v for k, v in st.items() if isinstance(v, int) and k != "port"}
+
+    def op_destroy(self, qpn):
+        q = self.qps.pop(qpn)
+        q["qp"].close()
+        return {}
+
+
+def serve(dev, port):
+    t = Target(dev)
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("0.0.0.0", port))
+    ls.listen(1)
+    print("target: %s listening on %d" % (dev, port), flush=True)
+    while True:
+        c, _ = ls.accept()
+        f = c.makefile("rw")
+        for line in f:
+            req = json.loads(line)
+            op = req.pop("op")
+            if op == "quit":
+                f.write("{}\n")
+                f.flush()
+                return
+            try:
+                ans = getattr(t, "op_" + op)(**req)
+                ans["ok"] = True
+            except Exception as ex:  # report, keep serving
+                ans = dict(ok=False, error="%s: %s" % (type(ex).__name__, ex))
+            f.write(json.dumps(ans) + "\n")
+            f.flush()
+        c.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 4794)
