@@ -1,0 +1,68 @@
+#!/bin/bash
+# perftest latency, bandwidth and atomic rate per stack; iperf3 TCP over
+# the same links.  Sourced by guest.sh (lib.sh loaded; BENCH_* set).
+
+# lat_case STACK OP: 8-byte ib_OP_lat, median (perftest t_typical) and p99.
+lat_case() {
+	local st=$1 op=$2
+	if perftest "$st" 120 "ib_${op}_lat" -s 8 -n "$BENCH_LAT_ITERS"; then
+		rec group=lat stack="$st" op="$op" size=8 status=ok \
+			median_us="${PT_F[4]}" p99_us="${PT_F[7]}" min_us="${PT_F[2]}" iters="${PT_F[1]}"
+	else
+		rec group=lat stack="$st" op="$op" size=8 status=failed error="$PT_ERR"
+	fi
+}
+
+# bw_case STACK OP SIZE QPS: ib_OP_bw for BENCH_DUR seconds.
+bw_case() {
+	local st=$1 op=$2 size=$3 qps=$4 w0 w1
+	w0=$(wire_bytes "$st")
+	if perftest "$st" $((BENCH_DUR + 60)) "ib_${op}_bw" -s "$size" -q "$qps" -D "$BENCH_DUR"; then
+		w1=$(wire_bytes "$st")
+		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=ok \
+			mbps="${PT_F[3]}" msg_rate_mpps="${PT_F[4]}" iters="${PT_F[1]}" \
+			wire_bytes=$((w1 - w0))
+	else
+		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=failed error="$PT_ERR"
+	fi
+}
+
+atomic_case() {
+	local st=$1 rate
+	if perftest "$st" $((BENCH_DUR + 60)) ib_atomic_bw -D "$BENCH_DUR"; then
+		rate=$(awk -v r="${PT_F[4]}" 'BEGIN { printf "%.0f", r * 1e6 }')
+		rec group=atomic stack="$st" op=fetch_add size=8 status=ok ops_per_s="$rate"
+	else
+		rec group=atomic stack="$st" op=fetch_add size=8 status=failed error="$PT_ERR"
+	fi
+}
+
+tcp_case() {
+	local st=$1 streams=$2
+	if iperf "$st" "$BENCH_DUR" "$streams"; then
+		rec group=bw stack="$st" op=tcp size=- qps="$streams" status=ok mbps="$IP_MBPS"
+	else
+		rec group=bw stack="$st" op=tcp size=- qps="$streams" status=failed error="$PT_ERR"
+	fi
+}
+
+scen_perftest() {
+	local st op size q
+	for st in $BENCH_STACKS; do
+		log "latency: $st"
+		for op in $BENCH_LAT_OPS; do lat_case "$st" "$op"; done
+	done
+	for st in $BENCH_STACKS; do
+		log "bandwidth: $st"
+		for op in $BENCH_BW_OPS; do
+			for size in $BENCH_SIZES; do
+				for q in $BENCH_QPS; do bw_case "$st" "$op" "$size" "$q"; done
+			done
+		done
+		((BENCH_ATOMIC)) && atomic_case "$st"
+	done
+	for st in $BENCH_TCP; do
+		log "tcp: $st"
+		for q in $BENCH_QPS; do tcp_case "$st" "$q"; done
+	done
+}

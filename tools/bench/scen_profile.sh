@@ -1,0 +1,37 @@
+#!/bin/bash
+# Where the time goes: perf record -a (cpu-clock; TCG has no PMU) during
+# ib_write_bw 64 KiB, the top symbols per stack go to profile-STACK.txt.
+
+scen_profile() {
+	local st data out ppid
+	if ! perf --version > /dev/null 2>&1; then
+		rec group=profile stack=all status=failed error="perf not installed (linux-perf)"
+		return
+	fi
+	sysctl -qw kernel.perf_event_paranoid=-1 kernel.kptr_restrict=0
+	for st in $BENCH_PROFILE_STACKS; do
+		log "profile: $st"
+		data=/tmp/perf-$st.data
+		out=$BENCH_OUT/profile-$st.txt
+		timeout -k 5 $((BENCH_DUR + 30)) perf record -a -e cpu-clock -F 499 \
+			-o "$data" -- sleep $((BENCH_DUR + 4)) > "$BENCH_LOGS/perf-$st.log" 2>&1 &
+		ppid=$!
+		sleep 1
+		if ! perftest "$st" $((BENCH_DUR + 60)) ib_write_bw -s 65536 -D "$BENCH_DUR"; then
+			wait $ppid
+			rec group=profile stack="$st" status=failed error="traffic failed: $PT_ERR"
+			continue
+		fi
+		wait $ppid
+		if ! timeout 300 perf report -i "$data" --stdio --no-children --sort dso,sym \
+			--percent-limit 0.5 > "$out.raw" 2>> "$BENCH_LOGS/perf-$st.log"; then
+			rec group=profile stack="$st" status=failed \
+				error="perf report failed: $(tail -n 2 "$BENCH_LOGS/perf-$st.log" | tr '\n' ' ')"
+			continue
+		fi
+		grep -E '^ +[0-9.]+%' "$out.raw" | head -n "$BENCH_PROFILE_TOP" > "$out"
+		rm -f "$out.raw" "$data"
+		rec group=profile stack="$st" status=ok mbps="${PT_F[3]}" file="profile-$st.txt" \
+			samples="$(wc -l < "$out")"
+	done
+}
