@@ -9,6 +9,8 @@
 #   make demo      boot the bundled VM: two devices in two namespaces
 #   make check     build, run every selftest in the VM, print a summary
 #   make lint      checkpatch --strict, sparse and W=1 on the kernel code
+#   make bench     benchmarks in the VM (about 30 min): BENCHMARKS.md,
+#                  bench/results.json, bench/plots/
 
 # Kernel to build against: the running kernel's build dir when it exists,
 # else the newest installed 6.12 headers.
@@ -17,7 +19,7 @@ KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
 KMOD := drivers/infiniband/sw/metaroce/metaroce.ko
 PROVIDER := rdma-core-provider/libmetaroce-rdmav34.so
 
-.PHONY: all module provider install deps check demo lint clean
+.PHONY: all module provider install deps check demo lint bench clean
 
 all: module provider
 
@@ -47,6 +49,9 @@ demo: deps all
 
 lint: module
 	tools/lint.sh
+
+bench: deps all
+	tools/bench/bench.sh
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -70,7 +70,14 @@ static long status_kb(const char *path, const char *key)
 
 static void mem_snap(struct mem *m)
 {
+	FILE *f = fopen("/proc/sys/vm/stat_refresh", "w");
 	size_t i;
+
+	/* Fold the per-CPU counters so that the deltas are exact (root only). */
+	if (f) {
+		fputs("1\n", f);
+		fclose(f);
+	}
 
 	for (i = 0; i < NKEYS; i++)
 		m->kb[i] = status_kb("/proc/meminfo", mem_keys[i]);

@@ -193,23 +193,24 @@ class Report:
         return rcell(ratio(four, one_p))
 
     def outage_stats(self, r):
-        """dip (min during outage / mean before) and seconds from the path's
-        return until a second at >= 90% of the mean before the outage."""
+        """The outage series: one perftest line per second; down_at/up_at
+        are how many lines had been printed when the path was cut and when
+        it came back.  dip = lowest second during the outage / mean before
+        it; recover_s = seconds after the path's return until a second at
+        >= 90% of the mean before."""
         if r is None or r.get("status") != "ok":
             return None
-        pts = []
-        for p in r["series"].split(","):
-            t, v = p.split(":")
-            pts.append((float(t), float(v)))
-        down, up = r["down_at"], r["up_at"]
-        before = [v for t, v in pts if t <= down]
+        vals = [float(v) for v in str(r["series"]).split(",") if v != ""]
+        down, up = int(r["down_at"]), int(r["up_at"])
+        before = vals[1:down] or vals[:down]
         if not before:
             return None
         pre = sum(before) / len(before)
-        during = [v for t, v in pts if down < t <= up + 1]
-        back = next((t for t, v in pts if t > up and v >= 0.9 * pre), None)
+        during = vals[down:up + 1]
+        back = next((i for i in range(up, len(vals)) if vals[i] >= 0.9 * pre), None)
         return {"pre_mbps": pre, "dip": (min(during) / pre) if during and pre else None,
-                "recover_s": (back - up) if back is not None else None, "points": pts}
+                "recover_s": (back + 1 - up) if back is not None else None,
+                "points": [(i + 1, v) for i, v in enumerate(vals)], "down": down, "up": up}
 
     def outage_text(self, r):
         s = self.outage_stats(r)
@@ -405,8 +406,9 @@ class Report:
                     self.h("- %s, %s planes: %.1f MiB/s" % (g, r.get("planes"), r["mbps"]))
         r = one(R, group="outage")
         if r is not None:
-            self.h("- path outage (netem loss 100%% both ways for %s s, ib_write_bw 64 KiB, 8 QPs): %s" % (
-                "%.1f" % (r["up_at"] - r["down_at"]) if r.get("status") == "ok" else "?", self.outage_text(r)))
+            self.h("- path outage on %s plane(s) (netem loss 100%% both ways for %s s, ib_write_bw 64 KiB, "
+                   "8 QPs, per-second samples): %s" % (r.get("planes", "?"), r.get("outage_s", "?"),
+                                                      self.outage_text(r)))
         self.h("")
 
     def incast(self):
@@ -537,10 +539,9 @@ def plots(rep, pdir):
 
     st = rep.outage_stats(one(R, group="outage"))
     if st:
-        r = one(R, group="outage")
         fig, ax = plt.subplots(figsize=(7, 4))
         ax.plot([p[0] for p in st["points"]], [p[1] for p in st["points"]], marker=".")
-        ax.axvspan(r["down_at"], r["up_at"], color="red", alpha=0.2, label="path down")
+        ax.axvspan(st["down"] + 0.5, st["up"] + 0.5, color="red", alpha=0.2, label="path down")
         ax.set_xlabel("time (s)")
         ax.set_ylabel("MiB/s")
         ax.set_title("ib_write_bw 64 KiB, 8 QPs, across a path outage")

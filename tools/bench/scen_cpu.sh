@@ -1,9 +1,10 @@
 #!/bin/bash
 # CPU time per GiB moved, from the guest's own accounting (/proc/stat over
 # the whole run: the tools, softirq, kworkers and the transport's threads).
-# perftest sleeps on completion events (-e) so that polling does not count.
+# perftest sleeps on completion events (-e) so that polling does not count;
+# perftest has no events mode for WRITE, so this is ib_send_bw.
 
-# cpu_case STACK KIND: KIND is write (ib_write_bw 64 KiB, 1 QP) or tcp.
+# cpu_case STACK KIND: KIND is send (ib_send_bw 64 KiB, 1 QP) or tcp.
 cpu_case() {
 	local st=$1 kind=$2 c0 c1 t0 t1 bytes
 	c0=$(cpu_snap)
@@ -13,7 +14,7 @@ cpu_case() {
 		bytes=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"]))' \
 			"$(ls -t "$BENCH_LOGS"/"$st"-iperf3-*.client | head -n 1)")
 	else
-		perftest "$st" $((BENCH_DUR + 60)) ib_write_bw -s 65536 -D "$BENCH_DUR" -e ||
+		perftest "$st" $((BENCH_DUR + 60)) ib_send_bw -s 65536 -D "$BENCH_DUR" -e ||
 			{ rec group=cpu stack="$st" status=failed error="$PT_ERR"; return; }
 		bytes=$((PT_F[1] * 65536))
 	fi
@@ -33,6 +34,6 @@ scen_cpu() {
 	local st
 	for st in $BENCH_CPU_STACKS; do
 		log "cpu: $st"
-		case $st in tcp-*) cpu_case "$st" tcp ;; *) cpu_case "$st" write ;; esac
+		case $st in tcp-*) cpu_case "$st" tcp ;; *) cpu_case "$st" send ;; esac
 	done
 }

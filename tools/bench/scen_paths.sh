@@ -10,53 +10,62 @@
 # planes implementation's interface (see usage.md when it lands).
 BENCH_PLANE_ADD=${BENCH_PLANE_ADD:-"metaroce plane add dev %s netdev %s"}
 
-# series STACK SECONDS OUTAGE_DEV_A OUTAGE_DEV_B: ib_write_bw 64 KiB, 8 QPs,
-# one result line per second; the path through the two veth ends is cut at
-# t=BENCH_OUTAGE_AT for BENCH_OUTAGE_S seconds.  Records "t:MiB/s" pairs.
+# series STACK DEV_A DEV_B: ib_write_bw 64 KiB, 8 QPs, --run_infinitely -D 1
+# prints one result line per second of perftest's own clock.  After
+# BENCH_OUTAGE_AT lines the path through veth ends DEV_A/DEV_B is cut
+# (netem loss 100%, both ways) for BENCH_OUTAGE_S seconds; the run ends
+# BENCH_SERIES_AFTER lines after the cut is lifted (or at a deadline).
+# Records the per-second MiB/s and the line counts at cut and restore.
 series() {
-	local st=$1 secs=$2 dva=$3 dvb=$4 port spid cpid name t0 series="" l t
+	local st=$1 dva=$2 dvb=$3 port spid cpid name n down up end vals
 	stack "$st" || return
 	BENCH_PORT=$((BENCH_PORT + 1))
 	port=$BENCH_PORT
 	name=$BENCH_LOGS/series-$st-$port
-	in_ns "$SNS" timeout -k 5 "$secs" ib_write_bw -d "$DS" -x "$(gid_index "$DS")" -p "$port" -F \
-		-s 65536 -q 8 -D 1 --run_infinitely > "$name.server" 2>&1 &
+	end=$((SECONDS + 120 + BENCH_OUTAGE_AT + BENCH_OUTAGE_S + BENCH_SERIES_AFTER))
+	in_ns "$SNS" timeout -k 5 $((end - SECONDS + 10)) ib_write_bw -d "$DS" -x "$(gid_index "$DS")" \
+		-p "$port" -F -s 65536 -q 8 -D 1 --run_infinitely > "$name.server" 2>&1 &
 	spid=$!
 	if ! wait_for 20 listening "$SNS" "$port"; then
+		kill $spid 2>/dev/null
 		wait $spid
 		rec group=outage stack="$st" status=failed error="server did not listen"
 		return
 	fi
-	t0=$(date +%s.%N)
-	in_ns "$CNS" timeout -k 5 "$secs" stdbuf -oL ib_write_bw -d "$DC" -x "$(gid_index "$DC")" -p "$port" -F \
-		-s 65536 -q 8 -D 1 --run_infinitely "$SIP" 2>&1 |
-		while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done > "$name.client" &
+	in_ns "$CNS" timeout -k 5 $((end - SECONDS)) stdbuf -oL ib_write_bw -d "$DC" -x "$(gid_index "$DC")" \
+		-p "$port" -F -s 65536 -q 8 -D 1 --run_infinitely "$SIP" > "$name.client" 2>&1 &
 	cpid=$!
-	sleep "$BENCH_OUTAGE_AT"
-	ip netns exec $NS_A tc qdisc replace dev "$dva" root netem loss 100%
-	ip netns exec $NS_B tc qdisc replace dev "$dvb" root netem loss 100%
-	local t_down t_up
-	t_down=$(date +%s.%N)
-	sleep "$BENCH_OUTAGE_S"
-	ip netns exec $NS_A tc qdisc del dev "$dva" root
-	ip netns exec $NS_B tc qdisc del dev "$dvb" root
-	t_up=$(date +%s.%N)
-	wait $cpid
-	wait $spid
-	# Lines: "EPOCH  bytes iters peak avg rate"; t relative to the start.
-	while read -r t l; do
-		set -- $l
-		[[ ${1:-} =~ ^[0-9]+$ ]] && [ $# -ge 4 ] || continue
-		series+=${series:+,}$(awk -v a="$t0" -v b="$t" 'BEGIN { printf "%.2f", b - a }'):$4
-	done < "$name.client"
-	if [ -z "$series" ]; then
+	lines() { awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { n++ } END { print n + 0 }' "$name.client"; }
+	down="" up=""
+	while ((SECONDS < end)) && kill -0 $cpid 2>/dev/null; do
+		n=$(lines)
+		if [ -z "$down" ] && ((n >= BENCH_OUTAGE_AT)); then
+			ip netns exec $NS_A tc qdisc replace dev "$dva" root netem loss 100%
+			ip netns exec $NS_B tc qdisc replace dev "$dvb" root netem loss 100%
+			down=$(lines)
+			sleep "$BENCH_OUTAGE_S"
+			ip netns exec $NS_A tc qdisc del dev "$dva" root
+			ip netns exec $NS_B tc qdisc del dev "$dvb" root
+			up=$(lines)
+		elif [ -n "$up" ] && ((n >= up + BENCH_SERIES_AFTER)); then
+			break
+		fi
+		sleep 0.5
+	done
+	[ -n "$down" ] && [ -z "$up" ] && {
+		ip netns exec $NS_A tc qdisc del dev "$dva" root
+		ip netns exec $NS_B tc qdisc del dev "$dvb" root
+	}
+	kill $cpid $spid 2>/dev/null
+	wait $cpid $spid
+	vals=$(awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { printf "%s%s", s, $4; s = "," }' "$name.client")
+	if [ -z "$down" ] || [ -z "$vals" ]; then
 		rec group=outage stack="$st" status=failed \
-			error="no per-second results: $(grep -iE 'fail|error|couldn' "$name.client" | head -n 2 | tr '\n' ' ')"
+			error="only $(lines) per-second results before the deadline: $(grep -iE 'fail|error|couldn' "$name.client" | head -n 2 | tr '\n' ' ')"
 		return
 	fi
-	rec group=outage stack="$st" status=ok series="$series" \
-		down_at="$(awk -v a="$t0" -v b="$t_down" 'BEGIN { printf "%.2f", b - a }')" \
-		up_at="$(awk -v a="$t0" -v b="$t_up" 'BEGIN { printf "%.2f", b - a }')"
+	rec group=outage stack="$st" planes="$OUTAGE_PLANES" status=ok series="$vals" \
+		down_at="$down" up_at="$up" outage_s="$BENCH_OUTAGE_S"
 }
 
 scen_paths() {
@@ -67,7 +76,7 @@ scen_paths() {
 	if ! mroce_feature planes; then
 		rec group=planes stack=mroce-2ns status=not_measured error="$(mroce_feature_why planes)"
 		log "outage: one plane"
-		series mroce-2ns "$BENCH_SERIES_S" va vb
+		OUTAGE_PLANES=1 series mroce-2ns va vb
 		return
 	fi
 	# Extra planes: veth pairs va1..va3 / vb1..vb3, 10.77.k.0/24.
@@ -93,6 +102,6 @@ scen_paths() {
 		else
 			rec group=planes stack=mroce-2ns planes="$p" status=failed error="$PT_ERR"
 		fi
-		((p == 2)) && { log "outage: plane 1 of 2"; series mroce-2ns "$BENCH_SERIES_S" va1 vb1; }
+		((p == 2)) && { log "outage: plane 1 of 2"; OUTAGE_PLANES=2 series mroce-2ns va1 vb1; }
 	done
 }

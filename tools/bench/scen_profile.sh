@@ -3,7 +3,7 @@
 # ib_write_bw 64 KiB, the top symbols per stack go to profile-STACK.txt.
 
 scen_profile() {
-	local st data out ppid
+	local st data out ppid rc
 	if ! perf --version > /dev/null 2>&1; then
 		rec group=profile stack=all status=failed error="perf not installed (linux-perf)"
 		return
@@ -13,16 +13,20 @@ scen_profile() {
 		log "profile: $st"
 		data=/tmp/perf-$st.data
 		out=$BENCH_OUT/profile-$st.txt
-		timeout -k 5 $((BENCH_DUR + 30)) perf record -a -e cpu-clock -F 499 \
-			-o "$data" -- sleep $((BENCH_DUR + 4)) > "$BENCH_LOGS/perf-$st.log" 2>&1 &
+		# perf runs until the traffic is over, then gets SIGINT to write
+		# its data; the timeout is only a backstop.
+		timeout -s INT -k 30 $((BENCH_DUR + 300)) perf record -a -e cpu-clock -F 499 \
+			-o "$data" > "$BENCH_LOGS/perf-$st.log" 2>&1 &
 		ppid=$!
-		sleep 1
-		if ! perftest "$st" $((BENCH_DUR + 60)) ib_write_bw -s 65536 -D "$BENCH_DUR"; then
-			wait $ppid
+		sleep 5
+		perftest "$st" $((BENCH_DUR + 60)) ib_write_bw -s 65536 -D "$BENCH_DUR"
+		rc=$?
+		kill -INT $ppid 2>/dev/null
+		wait $ppid
+		if ((rc)); then
 			rec group=profile stack="$st" status=failed error="traffic failed: $PT_ERR"
 			continue
 		fi
-		wait $ppid
 		if ! timeout 300 perf report -i "$data" --stdio --no-children --sort dso,sym \
 			--percent-limit 0.5 > "$out.raw" 2>> "$BENCH_LOGS/perf-$st.log"; then
 			rec group=profile stack="$st" status=failed \
