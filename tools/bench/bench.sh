@@ -34,7 +34,7 @@ vmrec=$work/vmrun.jsonl
 
 start=$SECONDS
 echo "bench: one VM ($mode), logs in $work/one"
-tools/vm/run.sh -q -t 2700 -o "$work/one" -- \
+tools/vm/run.sh -q -t 2400 -o "$work/one" -- \
 	env BENCH_QPSCALE="$qpscale" BENCH_COMMIT="$commit" tools/bench/guest.sh "$mode"
 rc1=$?
 echo "bench: one VM done in $((SECONDS - start)) s (exit $rc1)"

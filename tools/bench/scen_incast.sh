@@ -43,7 +43,7 @@ incast_probe() {
 	ip netns exec ms5 timeout -k 5 120 ib_send_lat -d s5 -x "$(gid_index s5)" -p $port -F \
 		-s 8 -n "$BENCH_INCAST_PROBE_N" $INC_IP.100 > "$f.client" 2>&1
 	wait $spid
-	PROBE=($(pt_result "$f.client"))
+	read -r -a PROBE <<< "$(pt_result "$f.client")"
 }
 
 # incast_run KIND: KIND rdma (ib_write_bw 64 KiB) or tcp (iperf3).

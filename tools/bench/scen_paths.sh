@@ -89,7 +89,7 @@ scen_paths() {
 	done
 	for p in 1 2 4; do
 		for ((k = added; k < p; k++)); do
-			# shellcheck disable=SC2059
+			# shellcheck disable=SC2059,SC2046 # the template is a command line
 			ip netns exec $NS_A $(printf "$BENCH_PLANE_ADD" ra va$k) &&
 				ip netns exec $NS_B $(printf "$BENCH_PLANE_ADD" rb vb$k) || {
 				rec group=planes stack=mroce-2ns planes="$p" status=failed error="adding plane $k failed"
