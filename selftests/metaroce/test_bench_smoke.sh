@@ -1,21 +1,21 @@
 #!/bin/bash
-# vm: -t 600
+# vm: -t 1500
 # Smoke run of the benchmark harness (tools/bench, `make bench`): tiny
 # sizes and one or two cases per scenario, then the report.  Checks that
 # the harness produces valid records, results.json, BENCHMARKS.md and PNG
 # plots, and that MetaRoCE and rxe perftest cases produced numbers.
 . "$(dirname "$0")/lib.sh"
 
-out=/tmp/bench-smoke
-rm -rf $out
-mkdir -p $out
+SMOKE=/tmp/bench-smoke
+rm -rf $SMOKE
+mkdir -p $SMOKE
 tap_plan 5
 
 ok_if "guest harness (tools/bench/guest.sh smoke) completes" \
-	env BENCH_OUT=$out/raw BENCH_QPSCALE=/tmp/qpscale timeout 420 tools/bench/guest.sh smoke
+	env BENCH_OUT=$SMOKE/raw BENCH_QPSCALE=/tmp/qpscale timeout 1100 tools/bench/guest.sh smoke
 
 check_records() {
-	/usr/bin/python3 - "$out/raw/records.jsonl" <<'PY'
+	/usr/bin/python3 - "$SMOKE/raw/records.jsonl" <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 groups = {r["group"] for r in recs}
@@ -33,7 +33,7 @@ ok_if "records.jsonl: valid JSON, every scenario present, every non-ok record sa
 
 # numbers_ok GROUP STACK KEY: an ok record with a positive KEY.
 numbers_ok() {
-	/usr/bin/python3 - "$out/raw/records.jsonl" "$@" <<'PY'
+	/usr/bin/python3 - "$SMOKE/raw/records.jsonl" "$@" <<'PY'
 import json, sys
 f, g, st, k = sys.argv[1:]
 recs = [json.loads(l) for l in open(f) if l.strip()]
@@ -50,11 +50,11 @@ numbers_all() {
 ok_if "MetaRoCE and rxe latency and bandwidth cases produced numbers" numbers_all
 
 ok_if "report.py writes results.json, BENCHMARKS.md and plots" \
-	/usr/bin/python3 tools/bench/report.py --out-json $out/results.json --out-md $out/BENCHMARKS.md \
-	--plots $out/plots --profiles $out/raw --note smoke $out/raw/records.jsonl
+	/usr/bin/python3 tools/bench/report.py --out-json $SMOKE/results.json --out-md $SMOKE/BENCHMARKS.md \
+	--plots $SMOKE/plots --profiles $SMOKE/raw --note smoke $SMOKE/raw/records.jsonl
 
 check_report() {
-	/usr/bin/python3 - "$out" <<'PY'
+	/usr/bin/python3 - "$SMOKE" <<'PY'
 import json, os, sys
 d = sys.argv[1]
 res = json.load(open(os.path.join(d, "results.json")))
