@@ -4,13 +4,14 @@
 # with netem loss on both VMs' eth0 (so both directions).  VM 1 serves,
 # VM 0 runs the clients and writes the records.
 #
-# Usage: guest-2vm.sh full|smoke
+# Usage: guest-2vm.sh full|short|smoke
 here=$(dirname "$(readlink -f "$0")")
 mode=${1:-full}
 . "$here/lib.sh"
 
 case $mode in
 full) DUR=3 LOSSES="0 0.1 1 5 10" ;;
+short) DUR=3 LOSSES="0 1 10" ;;
 *) DUR=1 LOSSES="0 1" ;;
 esac
 me=$((VM_INDEX + 1))

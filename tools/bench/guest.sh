@@ -3,7 +3,10 @@
 # the smoke selftest): sets up the topologies, runs every scenario, and
 # leaves records.jsonl, logs/ and profile-*.txt in $BENCH_OUT.
 #
-# Usage: guest.sh full|smoke
+# Usage: guest.sh full|short|smoke
+#   full   every case of issue 7 (about 30 min on an idle 2-core host)
+#   short  fewer sizes, loss levels and iterations, for a loaded host
+#   smoke  one or two cases per scenario (the selftest)
 here=$(dirname "$(readlink -f "$0")")
 mode=${1:-full}
 . "$here/lib.sh"
@@ -20,7 +23,21 @@ full)
 	BENCH_CPU_STACKS="mroce-2ns rxe-1ns tcp-2ns"
 	BENCH_PROFILE_STACKS="mroce-2ns rxe-1ns" BENCH_PROFILE_TOP=25
 	BENCH_SERIES_AFTER=8 BENCH_OUTAGE_AT=4 BENCH_OUTAGE_S=2
+	BENCH_MP_LINKS="1 2 4" BENCH_LINK_MBIT=24 BENCH_MP_PATHS=16
 	BENCH_INCAST=1 BENCH_INCAST_DUR=8 BENCH_INCAST_MBIT=40 BENCH_INCAST_PROBE_N=200
+	;;
+short)
+	BENCH_DUR=3 BENCH_LAT_ITERS=300
+	BENCH_STACKS="mroce-2ns mroce-1ns rxe-1ns" BENCH_TCP="tcp-2ns tcp-1ns"
+	BENCH_LAT_OPS="send write read" BENCH_BW_OPS="write send read"
+	BENCH_SIZES="65536 4096 1048576" BENCH_QPS="1 8" BENCH_ATOMIC=1
+	BENCH_LOSS="0 1 10" BENCH_LOSS_STACKS="mroce-1ns rxe-1ns" BENCH_LOSS_TCP=""
+	BENCH_SCALE_N="1 64 1024 4096" BENCH_SCALE_TIMEOUT=240 BENCH_PEERS=32
+	BENCH_CPU_STACKS="mroce-2ns rxe-1ns tcp-2ns"
+	BENCH_PROFILE_STACKS="mroce-2ns rxe-1ns" BENCH_PROFILE_TOP=25
+	BENCH_SERIES_AFTER=6 BENCH_OUTAGE_AT=3 BENCH_OUTAGE_S=2
+	BENCH_MP_LINKS="1 2 4" BENCH_LINK_MBIT=24 BENCH_MP_PATHS=16
+	BENCH_INCAST=1 BENCH_INCAST_DUR=6 BENCH_INCAST_MBIT=40 BENCH_INCAST_PROBE_N=100
 	;;
 smoke)
 	BENCH_DUR=2 BENCH_LAT_ITERS=100
@@ -32,9 +49,10 @@ smoke)
 	BENCH_CPU_STACKS="mroce-2ns"
 	BENCH_PROFILE_STACKS="mroce-2ns" BENCH_PROFILE_TOP=10
 	BENCH_SERIES_AFTER=3 BENCH_OUTAGE_AT=2 BENCH_OUTAGE_S=1
+	BENCH_MP_LINKS="2" BENCH_LINK_MBIT=24 BENCH_MP_PATHS=8
 	BENCH_INCAST=0
 	;;
-*) echo "usage: $0 full|smoke" >&2; exit 2 ;;
+*) echo "usage: $0 full|short|smoke" >&2; exit 2 ;;
 esac
 BENCH_QPSCALE=${BENCH_QPSCALE:-/tmp/qpscale}
 
@@ -65,6 +83,7 @@ scen_profile
 scen_cpu
 scen_scale
 scen_paths
+scen_multipath
 if ((BENCH_INCAST)); then
 	scen_incast
 else

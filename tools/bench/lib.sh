@@ -132,6 +132,7 @@ stack() {
 	rxe-1ns) SNS="" CNS="" DS=rxe1 DC=rxe0 SIP=$IP_1 CIP=$IP_0 ;;
 	tcp-2ns) SNS=$NS_B CNS=$NS_A DS="" DC="" SIP=$IP_B CIP=$IP_A ;;
 	tcp-1ns) SNS="" CNS="" DS="" DC="" SIP=$IP_1 CIP=$IP_0 ;;
+	mroce-ecmp) SNS=mpb CNS=mpa DS=mb DC=ma SIP=10.80.0.2 CIP=10.80.0.1 ;;
 	*) echo "unknown stack $1" >&2; return 1 ;;
 	esac
 }

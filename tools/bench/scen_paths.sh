@@ -10,14 +10,14 @@
 # planes implementation's interface (see usage.md when it lands).
 BENCH_PLANE_ADD=${BENCH_PLANE_ADD:-"metaroce plane add dev %s netdev %s"}
 
-# series STACK DEV_A DEV_B: ib_write_bw 64 KiB, 8 QPs, --run_infinitely -D 1
+# series STACK NS_A DEV_A NS_B DEV_B: ib_write_bw 64 KiB, 8 QPs, --run_infinitely -D 1
 # prints one result line per second of perftest's own clock.  After
 # BENCH_OUTAGE_AT lines the path through veth ends DEV_A/DEV_B is cut
 # (netem loss 100%, both ways) for BENCH_OUTAGE_S seconds; the run ends
 # BENCH_SERIES_AFTER lines after the cut is lifted (or at a deadline).
 # Records the per-second MiB/s and the line counts at cut and restore.
 series() {
-	local st=$1 dva=$2 dvb=$3 port spid cpid name n down up end vals
+	local st=$1 nsa=$2 dva=$3 nsb=$4 dvb=$5 port spid cpid name n down up end vals
 	stack "$st" || return
 	BENCH_PORT=$((BENCH_PORT + 1))
 	port=$BENCH_PORT
@@ -40,12 +40,12 @@ series() {
 	while ((SECONDS < end)) && kill -0 $cpid 2>/dev/null; do
 		n=$(lines)
 		if [ -z "$down" ] && ((n >= BENCH_OUTAGE_AT)); then
-			ip netns exec $NS_A tc qdisc replace dev "$dva" root netem loss 100%
-			ip netns exec $NS_B tc qdisc replace dev "$dvb" root netem loss 100%
+			ip netns exec "$nsa" tc qdisc replace dev "$dva" root netem loss 100%
+			ip netns exec "$nsb" tc qdisc replace dev "$dvb" root netem loss 100%
 			down=$(lines)
 			sleep "$BENCH_OUTAGE_S"
-			ip netns exec $NS_A tc qdisc del dev "$dva" root
-			ip netns exec $NS_B tc qdisc del dev "$dvb" root
+			ip netns exec "$nsa" tc qdisc del dev "$dva" root
+			ip netns exec "$nsb" tc qdisc del dev "$dvb" root
 			up=$(lines)
 		elif [ -n "$up" ] && ((n >= up + BENCH_SERIES_AFTER)); then
 			break
@@ -53,8 +53,8 @@ series() {
 		sleep 0.5
 	done
 	[ -n "$down" ] && [ -z "$up" ] && {
-		ip netns exec $NS_A tc qdisc del dev "$dva" root
-		ip netns exec $NS_B tc qdisc del dev "$dvb" root
+		ip netns exec "$nsa" tc qdisc del dev "$dva" root
+		ip netns exec "$nsb" tc qdisc del dev "$dvb" root
 	}
 	kill $cpid $spid 2>/dev/null
 	wait $cpid $spid
@@ -70,13 +70,10 @@ series() {
 
 scen_paths() {
 	local p k added=1
-	if ! mroce_feature multipath; then
-		rec group=multipath stack=mroce-2ns status=not_measured error="$(mroce_feature_why multipath)"
-	fi
 	if ! mroce_feature planes; then
 		rec group=planes stack=mroce-2ns status=not_measured error="$(mroce_feature_why planes)"
 		log "outage: one plane"
-		OUTAGE_PLANES=1 series mroce-2ns va vb
+		OUTAGE_PLANES=1 series mroce-2ns $NS_A va $NS_B vb
 		return
 	fi
 	# Extra planes: veth pairs va1..va3 / vb1..vb3, 10.77.k.0/24.
@@ -102,6 +99,6 @@ scen_paths() {
 		else
 			rec group=planes stack=mroce-2ns planes="$p" status=failed error="$PT_ERR"
 		fi
-		((p == 2)) && { log "outage: plane 1 of 2"; OUTAGE_PLANES=2 series mroce-2ns va1 vb1; }
+		((p == 2)) && { log "outage: plane 1 of 2"; OUTAGE_PLANES=2 series mroce-2ns $NS_A va1 $NS_B vb1; }
 	done
 }

@@ -83,6 +83,7 @@ scen_perftest_rest() {
 	local st op size q
 	for st in $BENCH_STACKS; do
 		log "bandwidth: $st"
+		# Write at every size first, then send and read.
 		for op in $BENCH_BW_OPS; do
 			for size in $BENCH_SIZES; do
 				[ "$op/$size" = write/65536 ] && continue
