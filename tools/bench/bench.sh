@@ -7,18 +7,21 @@
 #        instead of the full run into the tree
 #   -m   short: fewer sizes, loss levels and iterations (a loaded host)
 #   -p   run the one-VM and the two-VM parts at the same time
+#   -t   timeout of the one-VM part in seconds (default 2700); a run cut
+#        short keeps the records it has, the rest reads "not run"
 #   -o   where the VM logs go (default .vm/bench-run)
 # The full run takes about 30 minutes under TCG: one VM (2 vCPUs) for
 # everything but the two-kernel loss runs, then two VMs (-n 2).
 set -uo pipefail
 tree=$(readlink -f "$(dirname "$0")/../..")
 cd "$tree" || exit 2
-mode=full work="" par=0
-while getopts "sm:po:" opt; do
+mode=full work="" par=0 vm_timeout=2700
+while getopts "sm:po:t:" opt; do
 	case $opt in
 	s) mode=smoke ;;
 	m) mode=$OPTARG ;;
 	p) par=1 ;;
+	t) vm_timeout=$OPTARG ;;
 	o) work=$OPTARG ;;
 	*) exit 2 ;;
 	esac
@@ -39,7 +42,7 @@ vmrec=$work/vmrun.jsonl
 start=$SECONDS
 one_vm() {
 	echo "bench: one VM ($mode), logs in $work/one"
-	tools/vm/run.sh -q -t 2700 -o "$work/one" -- \
+	tools/vm/run.sh -q -t "$vm_timeout" -o "$work/one" -- \
 		env BENCH_QPSCALE="$qpscale" BENCH_COMMIT="$commit" tools/bench/guest.sh "$mode"
 	local rc=$?
 	echo "bench: one VM done after $((SECONDS - start)) s (exit $rc)"
@@ -60,7 +63,13 @@ records=("$work/one/vm0/bench/records.jsonl")
 if [ "$mode" = smoke ]; then
 	one_vm
 elif ((par)); then
+	# The two-VM part starts once the first VM has booted, so the module
+	# staging in tools/vm/run.sh is done once, not twice at a time.
 	one_vm &
+	for ((i = 0; i < 600; i++)); do
+		[ -s "$work/one/vm0/console.log" ] && break
+		sleep 1
+	done
 	two_vm
 	wait
 	records+=("$work/two/vm0/bench/records.jsonl")
