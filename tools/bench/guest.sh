@@ -59,7 +59,7 @@ BENCH_QPSCALE=${BENCH_QPSCALE:-/tmp/qpscale}
 rm -f "$BENCH_REC"
 rec group=meta status=ok mode="$mode" kernel="$(uname -r)" cpus="$(nproc)" \
 	perftest="$(dpkg-query -W -f='${Version}' perftest 2>/dev/null)" \
-	started="$(date -u +%FT%TZ)" tree_commit="${BENCH_COMMIT:--}"
+	started="$(date -u +%FT%TZ)" tree_commit="${BENCH_COMMIT:--}" dur_s="$BENCH_DUR"
 # Loss recovery timers: TCG's noisy RTTs are the transport's problem to
 # handle, so the module runs with its defaults.
 # libibverbs dlopen()s every provider named in /etc/libibverbs.d at each
@@ -77,18 +77,19 @@ if [ ! -x "$BENCH_QPSCALE" ]; then
 fi
 
 # Most telling first: a run cut short by its VM timeout keeps what it has.
-scen_perftest_core
-scen_loss
-scen_profile
-scen_cpu
-scen_scale
-scen_paths
-scen_multipath
-if ((BENCH_INCAST)); then
-	scen_incast
-else
-	rec group=incast stack=mroce-incast status=not_measured error="not part of the $mode run"
-fi
-scen_perftest_rest
+# BENCH_ONLY="paths multipath incast ..." runs a subset (another VM may run
+# the rest at the same time).
+scens=${BENCH_ONLY:-"perftest_core loss profile cpu scale paths multipath incast perftest_rest"}
+for s in $scens; do
+	case $s in
+	incast)
+		if ((BENCH_INCAST)); then
+			scen_incast
+		else
+			rec group=incast stack=mroce-incast status=not_measured error="not part of the $mode run"
+		fi ;;
+	*) "scen_$s" ;;
+	esac
+done
 rec group=meta_end status=ok finished="$(date -u +%FT%TZ)"
 log "done: $(wc -l < "$BENCH_REC") records"

@@ -320,6 +320,21 @@ class Report:
         wire = [r for r in pick(R, group="bw") if r.get("status") == "ok" and "wire_bytes" in r]
         short = [r for r in wire if r["wire_bytes"] < r.get("iters", 0) * r.get("size", 0) * 0.9
                  and r["op"] == "write" and r.get("qps") == 1]
+        eff = []
+        meta = one(R, group="meta") or {}
+        dur = meta.get("dur_s") or {"full": 3, "short": 3, "smoke": 2}.get(meta.get("mode"))
+        for r in wire:
+            if dur and r["op"] == "write" and r["size"] == 65536 and r.get("mbps"):
+                pay = r["mbps"] * 1048576.0 * dur
+                eff.append("%s %d QP%s: %.1f%s" % (
+                    STACK_NAMES.get(r["stack"], r["stack"]), r["qps"], "s" if r["qps"] > 1 else "",
+                    r["wire_bytes"] / pay,
+                    " (%d retransmissions, %d RTOs)" % (r["retransmits"], r["rto_timeouts"])
+                    if r.get("retransmits") else ""))
+        if eff:
+            self.h("Bytes on the veth per payload byte, ib_write_bw 64 KiB (wire counter over the whole run, "
+                   "with connection setup and perftest's warm-up, divided by BW x duration; around 1.5 is "
+                   "normal, much more means the stack sends far more than it delivers): %s.\n" % "; ".join(eff))
         self.h("Every bandwidth run records the bytes that crossed the veth (wire_bytes in "
                "results.json); %s." % ("all single-QP write runs moved at least their payload over the wire"
                                        if not short else "%d single-QP write runs moved LESS than their payload "

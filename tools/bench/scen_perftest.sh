@@ -27,15 +27,23 @@ lat_case() {
 	fi
 }
 
+# mroce_cnt DEV NAME: a port counter of a MetaRoCE device (0 for others).
+mroce_cnt() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0
+}
+
 # bw_case STACK OP SIZE QPS: ib_OP_bw for BENCH_DUR seconds.
 bw_case() {
-	local st=$1 op=$2 size=$3 qps=$4 w0 w1
+	local st=$1 op=$2 size=$3 qps=$4 w0 w1 r0 r1 t0 t1
 	w0=$(wire_bytes "$st")
+	stack "$st"
+	r0=$(mroce_cnt "$DC" retransmits) t0=$(mroce_cnt "$DC" rto_timeouts)
 	if perftest "$st" $((BENCH_DUR + 60)) "ib_${op}_bw" -s "$size" -q "$qps" -D "$BENCH_DUR"; then
 		w1=$(wire_bytes "$st")
+		r1=$(mroce_cnt "$DC" retransmits) t1=$(mroce_cnt "$DC" rto_timeouts)
 		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=ok \
 			mbps="${PT_F[3]}" msg_rate_mpps="${PT_F[4]}" iters="${PT_F[1]}" \
-			wire_bytes=$((w1 - w0))
+			wire_bytes=$((w1 - w0)) retransmits=$((r1 - r0)) rto_timeouts=$((t1 - t0))
 	else
 		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=failed error="$PT_ERR"
 	fi
