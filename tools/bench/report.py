@@ -12,6 +12,7 @@ error; nothing is filled in.
 """
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -41,6 +42,11 @@ def load(paths):
     for r in recs:
         if "group" not in r or r.get("status") not in ("ok", "failed", "not_measured"):
             sys.exit("record without group/status: %r" % r)
+        # A value the shell took for a number but JSON cannot hold (inf,
+        # nan, a commit id like 2e39431) becomes a string again.
+        for k, v in list(r.items()):
+            if isinstance(v, float) and not math.isfinite(v):
+                r[k] = None if k != "tree_commit" else "unknown"
     return recs
 
 
@@ -247,6 +253,7 @@ class Report:
         during = vals[down:up + 1]
         back = next((i for i in range(up, len(vals)) if vals[i] >= 0.9 * pre), None)
         return {"pre_mbps": pre, "dip": (min(during) / pre) if during and pre else None,
+                "idle_before": sum(1 for v in before if v <= 0.05 * pre), "n_before": len(before),
                 "recover_s": (back + 1 - up) if back is not None else None,
                 "points": [(i + 1, v) for i, v in enumerate(vals)], "down": down, "up": up}
 
@@ -260,8 +267,12 @@ class Report:
             return "no throughput before the outage (perftest clock calibration failed?)"
         rec = "%.1f s after the path returned" % s["recover_s"] if s["recover_s"] is not None \
             else "not back to 90% within the run"
-        return "dip to %s of %.1f MiB/s; %s" % (
+        txt = "dip to %s of %.1f MiB/s; %s" % (
             "%.0f%%" % (100 * s["dip"]) if s["dip"] is not None else "n/a", s["pre_mbps"], rec)
+        if s["idle_before"] * 4 >= s["n_before"]:
+            txt += " (NOT meaningful: %d of the %d seconds before the outage already moved nothing; " \
+                   "the series is %s)" % (s["idle_before"], s["n_before"], r["series"])
+        return txt
 
     # ------------------------------------------------------------- sections
     def latency(self):
@@ -727,7 +738,7 @@ def main():
                "plots": made, "records": recs}
     os.makedirs(os.path.dirname(os.path.abspath(a.out_json)), exist_ok=True)
     with open(a.out_json, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+        json.dump(results, f, indent=1, sort_keys=True, allow_nan=False)
         f.write("\n")
     with open(a.out_md, "w") as f:
         f.write("\n".join(rep.md).rstrip() + "\n")
