@@ -15,7 +15,9 @@ scen_profile() {
 		out=$BENCH_OUT/profile-$st.txt
 		# perf runs until the traffic is over, then gets SIGINT to write
 		# its data; the timeout is only a backstop.
-		timeout -s INT -k 30 $((BENCH_DUR + 300)) perf record -a -e cpu-clock -F 499 \
+		# -B: no build-id pass at exit (it reads every DSO over 9p and took
+		# longer than the kill grace under TCG, leaving no data).
+		timeout -s INT -k 240 $((BENCH_DUR + 400)) perf record -a -B -e cpu-clock -F 499 \
 			-o "$data" > "$BENCH_LOGS/perf-$st.log" 2>&1 &
 		ppid=$!
 		sleep 5
