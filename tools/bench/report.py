@@ -570,15 +570,21 @@ class Report:
         self.h("")
 
 
-def attach_profiles(recs, pdir):
+def attach_profiles(recs, pdirs):
+    """Read each ok profile record's top-symbol file from the first of
+    pdirs that has it (several runs may each have profiled)."""
     for r in pick(recs, group="profile", status="ok"):
-        path = os.path.join(pdir, r.get("file", ""))
-        try:
-            with open(path) as f:
-                r["top"] = [line.rstrip() for line in f if line.strip()]
-        except OSError as e:
+        if "top" in r:
+            continue
+        for d in pdirs:
+            path = os.path.join(d, r.get("file", ""))
+            if os.path.isfile(path) and r.get("dir") in (None, d):
+                with open(path) as f:
+                    r["top"] = [line.rstrip() for line in f if line.strip()]
+                break
+        else:
             r["status"] = "failed"
-            r["error"] = "profile file missing: %s" % e
+            r["error"] = "profile file %s not found in %s" % (r.get("file"), ", ".join(pdirs))
 
 
 def plots(rep, pdir):
@@ -698,8 +704,7 @@ def main():
     a = ap.parse_args()
 
     recs = load(a.records)
-    for d in a.profiles:
-        attach_profiles(recs, d)
+    attach_profiles(recs, a.profiles)
     rep = Report(recs, a.profiles, a.note)
     meta = one(recs, group="meta") or {}
     md_dir = os.path.dirname(os.path.abspath(a.out_md))
