@@ -24,6 +24,9 @@ STACK_NAMES = {
     "tcp-1ns": "TCP iperf3 (1 namespace)",
     "mroce-2vm": "MetaRoCE (2 VMs)",
     "rxe-2vm": "rxe (2 VMs)",
+    "mroce-ecmp": "MetaRoCE (ECMP links)",
+    "mroce-incast": "MetaRoCE",
+    "tcp-incast": "TCP iperf3, ECN on",
 }
 
 
@@ -479,6 +482,13 @@ class Report:
                 self.h("%s: %s\n" % (name, cell(r, "x")))
                 continue
             prof = self.parse_profile(r.get("top", []))
+            named = [p for p in prof if not p[2].startswith("0x")]
+            if len(named) < 3:
+                self.h("%s: **profile not usable**: perf recorded %d symbol lines, %d of them resolved "
+                       "(perf 6.1 in the 6.12 guest under TCG; see profile-%s.txt):\n" % (
+                           name, len(prof), len(named), r["stack"]))
+                self.h("```\n" + "\n".join(r.get("top", [])) + "\n```\n")
+                continue
             comp = {}
             for pct, dso, sym in prof:
                 key = "idle" if any(i in sym for i in self.IDLE) else dso

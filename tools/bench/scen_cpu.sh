@@ -14,7 +14,9 @@ cpu_case() {
 		bytes=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"]))' \
 			"$(ls -t "$BENCH_LOGS"/"$st"-iperf3-*.client | head -n 1)")
 	else
-		perftest "$st" $((BENCH_DUR + 60)) ib_send_bw -s 65536 -D "$BENCH_DUR" -e ||
+		# Events need iteration mode (perftest: "Duration mode doesn't
+		# work with events").
+		perftest "$st" 300 ib_send_bw -s 65536 -n "$BENCH_CPU_ITERS" -e ||
 			{ rec group=cpu stack="$st" status=failed error="$PT_ERR"; return; }
 		bytes=$((PT_F[1] * 65536))
 	fi
