@@ -259,7 +259,7 @@ mroce_feature() {
 mroce_feature_why() {
 	case $1 in
 	multipath) echo "multipath is not implemented yet (no paths_per_plane module parameter); every connection uses one path" ;;
-	planes) echo "planes are not implemented yet (no metaroce tool with a plane command); a device has one netdev" ;;
+	planes) echo "planes cannot be configured yet: the kernel has them but there is no metaroce tool with a plane command (BENCH_PLANE_ADD in scen_paths.sh is the hook)" ;;
 	cc) echo "congestion control is not implemented yet (no loss_is_congestion parameter); senders do not react to ECN" ;;
 	esac
 }

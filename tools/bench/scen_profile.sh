@@ -20,8 +20,10 @@ scen_profile() {
 		timeout -s INT -k 240 $((BENCH_DUR + 400)) perf record -a -B -e cpu-clock -F 499 \
 			-o "$data" > "$BENCH_LOGS/perf-$st.log" 2>&1 &
 		ppid=$!
-		sleep 5
-		perftest "$st" $((BENCH_DUR + 60)) ib_write_bw -s 65536 -D "$BENCH_DUR"
+		# perf takes a while to start under TCG; then a longer run than
+		# the other cases so that most samples fall into the traffic.
+		sleep 15
+		perftest "$st" $((BENCH_DUR * 4 + 60)) ib_write_bw -s 65536 -D $((BENCH_DUR * 4))
 		rc=$?
 		kill -INT $ppid 2>/dev/null
 		wait $ppid
@@ -30,6 +32,7 @@ scen_profile() {
 			continue
 		fi
 		if ! timeout 300 perf report -i "$data" --stdio --no-children --sort dso,sym \
+			--kallsyms=/proc/kallsyms \
 			--percent-limit 0.5 > "$out.raw" 2>> "$BENCH_LOGS/perf-$st.log"; then
 			rec group=profile stack="$st" status=failed \
 				error="perf report failed: $(tail -n 2 "$BENCH_LOGS/perf-$st.log" | tr '\n' ' ')"
