@@ -13,6 +13,8 @@
 #                  play the peer of the MetaRoCE device at TARGET (which runs
 #                  selftests/compliance/target.py DEV) and print every
 #                  requirement ID as pass, fail or untested
+#   make bench     benchmarks in the VM (about 30 min): BENCHMARKS.md,
+#                  bench/results.json, bench/plots/
 
 # Kernel to build against: the running kernel's build dir when it exists,
 # else the newest installed 6.12 headers.
@@ -21,7 +23,7 @@ KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
 KMOD := drivers/infiniband/sw/metaroce/metaroce.ko
 PROVIDER := rdma-core-provider/libmetaroce-rdmav34.so
 
-.PHONY: all module provider tools compliance install deps check demo lint clean
+.PHONY: all module provider tools compliance install deps check demo lint bench clean
 
 all: module provider tools
 
@@ -62,6 +64,9 @@ compliance:
 
 lint: module
 	tools/lint.sh
+
+bench: deps all
+	tools/bench/bench.sh
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -10,6 +10,16 @@
  */
 #include "metaroce.h"
 
+/*
+ * An empty table, not NULL: libibverbs walks every provider's table (up to
+ * the sentinel) for each device with a known driver_id, e.g. rxe or mlx5,
+ * and a NULL table crashes ibv_get_device_list() on any host that has such
+ * a device next to a MetaRoCE one.
+ */
+static const struct verbs_match_ent metaroce_match_table[] = {
+	{ .kind = VERBS_MATCH_SENTINEL },
+};
+
 static const struct verbs_device_ops metaroce_dev_ops = {
 	.name = METAROCE_PROVIDER_NAME,
 	/*
@@ -20,11 +30,11 @@ static const struct verbs_device_ops metaroce_dev_ops = {
 	.match_min_abi_version = METAROCE_UVERBS_ABI_VERSION,
 	.match_max_abi_version = METAROCE_UVERBS_ABI_VERSION,
 	/*
-	 * No match table: MetaRoCE reports RDMA_DRIVER_UNKNOWN and has no
-	 * parent device (hence no modalias), and name matching would tie us
-	 * to device names.  match_device() looks for our sysfs attribute.
+	 * Nothing in the table: MetaRoCE reports RDMA_DRIVER_UNKNOWN and has
+	 * no parent device (hence no modalias), and name matching would tie
+	 * us to device names.  match_device() looks for our sysfs attribute.
 	 */
-	.match_table = NULL,
+	.match_table = metaroce_match_table,
 	.match_device = metaroce_match_device,
 	.alloc_device = metaroce_alloc_device,
 	.uninit_device = metaroce_uninit_device,

@@ -15,6 +15,8 @@ PKGS=(
 	python3-pyverbs iproute2 iputils-ping iperf3 tcpdump ethtool procps
 	# compliance suite: the Wireshark dissector is tested with tshark
 	tshark
+	# benchmarks (make bench): profiles in the guest, plots on the host
+	linux-perf python3-matplotlib
 )
 
 missing=()

@@ -1,0 +1,96 @@
+#!/bin/bash
+# make bench: run the benchmark in the VM bench and write BENCHMARKS.md,
+# bench/results.json and bench/plots/*.png.
+#
+# Usage: tools/bench/bench.sh [-s] [-m full|short] [-p] [-o DIR]
+#   -s   smoke run (tiny sizes, a few cases) into DIR (default .vm/bench-smoke)
+#        instead of the full run into the tree
+#   -m   short: fewer sizes, loss levels and iterations (a loaded host)
+#   -p   run the one-VM and the two-VM parts at the same time
+#   -t   timeout of the one-VM part in seconds (default 2700); a run cut
+#        short keeps the records it has, the rest reads "not run"
+#   -o   where the VM logs go (default .vm/bench-run)
+# The full run takes about 30 minutes under TCG: one VM (2 vCPUs) for
+# everything but the two-kernel loss runs, then two VMs (-n 2).
+set -uo pipefail
+tree=$(readlink -f "$(dirname "$0")/../..")
+cd "$tree" || exit 2
+mode=full work="" par=0 vm_timeout=2700
+while getopts "sm:po:t:" opt; do
+	case $opt in
+	s) mode=smoke ;;
+	m) mode=$OPTARG ;;
+	p) par=1 ;;
+	t) vm_timeout=$OPTARG ;;
+	o) work=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+[ -n "$work" ] || work=$tree/.vm/bench-run
+[ "$mode" = smoke ] && [ "$work" = "$tree/.vm/bench-run" ] && work=$tree/.vm/bench-smoke
+rm -rf "$work"
+mkdir -p "$work"
+work=$(readlink -f "$work")
+
+qpscale=$work/qpscale
+gcc -O2 -Wall -Wextra -Werror -o "$qpscale" tools/bench/qpscale.c -libverbs || exit 2
+commit=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# Failures of the VM runs themselves (crash, timeout, kernel error report).
+vmrec=$work/vmrun.jsonl
+: > "$vmrec"
+
+start=$SECONDS
+one_vm() {
+	echo "bench: one VM ($mode), logs in $work/one"
+	tools/vm/run.sh -q -t "$vm_timeout" -o "$work/one" -- \
+		env BENCH_QPSCALE="$qpscale" BENCH_COMMIT="$commit" tools/bench/guest.sh "$mode"
+	local rc=$?
+	echo "bench: one VM done after $((SECONDS - start)) s (exit $rc)"
+	((rc == 0)) ||
+		printf '{"group": "vm_run", "stack": "one-vm", "status": "failed", "error": "tools/vm/run.sh exit %d (a crash, a timeout or a kernel error report; logs in %s)"}\n' \
+			"$rc" "$work/one" >> "$vmrec"
+}
+two_vm() {
+	echo "bench: two VMs, logs in $work/two"
+	tools/vm/run.sh -q -n 2 -t 1200 -o "$work/two" -- tools/bench/guest-2vm.sh "$mode"
+	local rc=$?
+	echo "bench: two VMs done after $((SECONDS - start)) s (exit $rc)"
+	((rc == 0)) ||
+		printf '{"group": "vm_run", "stack": "two-vm", "status": "failed", "error": "tools/vm/run.sh -n 2 exit %d (logs in %s)"}\n' \
+			"$rc" "$work/two" >> "$vmrec"
+}
+records=("$work/one/vm0/bench/records.jsonl")
+if [ "$mode" = smoke ]; then
+	one_vm
+elif ((par)); then
+	# The two-VM part starts once the first VM has booted, so the module
+	# staging in tools/vm/run.sh is done once, not twice at a time.
+	one_vm &
+	for ((i = 0; i < 600; i++)); do
+		[ -s "$work/one/vm0/console.log" ] && break
+		sleep 1
+	done
+	two_vm
+	wait
+	records+=("$work/two/vm0/bench/records.jsonl")
+else
+	one_vm
+	two_vm
+	records+=("$work/two/vm0/bench/records.jsonl")
+fi
+records+=("$vmrec")
+present=()
+for r in "${records[@]}"; do [ -f "$r" ] && present+=("$r"); done
+
+if [ "$mode" != smoke ]; then
+	md=$tree/BENCHMARKS.md json=$tree/bench/results.json plots=$tree/bench/plots
+	note="Measured on a shared 2-core machine with other VMs running: absolute numbers are noisy. The lead re-runs \`make bench\` on a quiet machine before quoting them."
+	[ "$mode" = short ] && note+=" This is a short run (tools/bench/bench.sh -m short): fewer sizes, loss levels and iterations; cases it did not reach read \"not run\"."
+else
+	md=$work/BENCHMARKS.md json=$work/results.json plots=$work/plots
+	note="Smoke run: tiny sizes, a few cases; checks the harness, not the transport."
+fi
+mkdir -p "$plots"
+/usr/bin/python3 tools/bench/report.py --out-json "$json" --out-md "$md" --plots "$plots" \
+	--profiles "$work/one/vm0/bench" --note "$note" "${present[@]}" || exit 1
+echo "bench: wrote $md, $json, $plots/ in $((SECONDS - start)) s"

@@ -1,0 +1,763 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Turn benchmark records (records.jsonl from tools/bench/guest*.sh) into
+results.json, BENCHMARKS.md and PNG plots.
+
+usage: report.py --out-json FILE --out-md FILE --plots DIR [--profiles DIR]
+                 [--note TEXT] RECORDS.jsonl...
+
+Every figure is printed next to its baseline from the same run, headline
+numbers are ratios.  A failed or unmeasured case is shown as such with its
+error; nothing is filled in.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+STACK_NAMES = {
+    "mroce-2ns": "MetaRoCE (2 namespaces)",
+    "mroce-1ns": "MetaRoCE (1 namespace)",
+    "rxe-1ns": "rxe (1 namespace)",
+    "tcp-2ns": "TCP iperf3 (2 namespaces)",
+    "tcp-1ns": "TCP iperf3 (1 namespace)",
+    "mroce-2vm": "MetaRoCE (2 VMs)",
+    "rxe-2vm": "rxe (2 VMs)",
+    "mroce-ecmp": "MetaRoCE (ECMP links)",
+    "mroce-incast": "MetaRoCE",
+    "tcp-incast": "TCP iperf3, ECN on",
+}
+
+
+def load(paths):
+    recs = []
+    for p in paths:
+        with open(p) as f:
+            for n, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    recs.append(json.loads(line))
+                except ValueError as e:
+                    sys.exit("%s:%d: bad record: %s" % (p, n, e))
+    for r in recs:
+        if "group" not in r or r.get("status") not in ("ok", "failed", "not_measured"):
+            sys.exit("record without group/status: %r" % r)
+        # A value the shell took for a number but JSON cannot hold (inf,
+        # nan, a commit id like 2e39431) becomes a string again.
+        for k, v in list(r.items()):
+            if isinstance(v, float) and not math.isfinite(v):
+                r[k] = None if k != "tree_commit" else "unknown"
+    return recs
+
+
+def pick(recs, **kw):
+    return [r for r in recs if all(r.get(k) == v for k, v in kw.items())]
+
+
+def one(recs, **kw):
+    m = pick(recs, **kw)
+    return m[0] if m else None
+
+
+def val(r, key):
+    if r is None:
+        return None
+    if r.get("status") != "ok":
+        return None
+    v = r.get(key)
+    return v if isinstance(v, (int, float)) else None
+
+
+def cell(r, key, fmt="%.1f"):
+    """A table cell: the value, or why there is none."""
+    if r is None:
+        return "not run"
+    if r.get("status") == "failed":
+        return "FAILED: " + str(r.get("error", ""))[:80].replace("|", "/")
+    if r.get("status") == "not_measured":
+        return "not measured"
+    v = r.get(key)
+    return fmt % v if isinstance(v, (int, float)) else "-"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def rcell(x, fmt="%.2fx"):
+    return fmt % x if x is not None else "n/a"
+
+
+def size_name(s):
+    if not isinstance(s, int):
+        return "-"
+    if s >= 1 << 20:
+        return "%d MiB" % (s >> 20)
+    if s >= 1 << 10:
+        return "%d KiB" % (s >> 10)
+    return "%d B" % s
+
+
+def md_table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+class Report:
+    def __init__(self, recs, profiles, note):
+        self.recs = recs
+        self.profiles = profiles
+        self.note = note
+        self.md = []
+        self.headline = []
+        self.failures = []
+        self.plots = []
+        for r in recs:
+            if r.get("status") == "failed":
+                self.failures.append(r)
+
+    def h(self, text):
+        self.md.append(text)
+
+    # -------------------------------------------------------------- targets
+    def targets(self):
+        R = self.recs
+        wm = val(one(R, group="bw", stack="mroce-2ns", op="write", size=65536, qps=1), "mbps")
+        wm1 = val(one(R, group="bw", stack="mroce-1ns", op="write", size=65536, qps=1), "mbps")
+        wr = val(one(R, group="bw", stack="rxe-1ns", op="write", size=65536, qps=1), "mbps")
+        tcp = val(one(R, group="bw", stack="tcp-2ns", op="tcp", qps=1), "mbps")
+        lm = val(one(R, group="lat", stack="mroce-2ns", op="send"), "median_us")
+        lm1 = val(one(R, group="lat", stack="mroce-1ns", op="send"), "median_us")
+        lr = val(one(R, group="lat", stack="rxe-1ns", op="send"), "median_us")
+
+        def loss_share(stack, pct, where="veth"):
+            base = val(one(R, group="loss", where=where, stack=stack, loss_pct=0), "mbps")
+            at = one(R, group="loss", where=where, stack=stack, loss_pct=pct)
+            if at is not None and at.get("status") == "failed":
+                return 0.0 if base else None
+            return ratio(val(at, "mbps"), base)
+
+        scale_all = pick(R, group="scale", stack="mroce-2ns")
+        scale_ok = [r for r in scale_all if r.get("status") == "ok"]
+        max_qp = max((r.get("connected", 0) for r in scale_ok), default=None)
+        max_try = max((r.get("qps") or r.get("requested") or 0 for r in scale_all), default=0)
+        if max_qp is None:
+            qp_verdict = "n/a"
+        elif max_qp >= 4096:
+            qp_verdict = "yes"
+        elif max_try < 4096 and len(scale_ok) == len(scale_all):
+            qp_verdict = "not tried (largest run %d)" % max_try
+        else:
+            qp_verdict = "no (gap %.2fx)" % (4096.0 / max_qp if max_qp else float("inf"))
+        planes = pick(R, group="planes")
+        mp = pick(R, group="multipath")
+        outage = one(R, group="outage", stack="mroce-ecmp") or one(R, group="outage")
+        rows = [
+            ("ib_write_bw 64 KiB >= 3x rxe", "MetaRoCE/rxe", rcell(ratio(wm1, wr)),
+             "1 namespace, same veth; 2-namespace MetaRoCE/rxe %s" % rcell(ratio(wm, wr)),
+             self.verdict(ratio(wm1, wr), 3.0)),
+            ("ib_write_bw 64 KiB >= TCP on the same link", "MetaRoCE/TCP", rcell(ratio(wm, tcp)),
+             "2 namespaces, iperf3 1 stream", self.verdict(ratio(wm, tcp), 1.0)),
+            ("8 B send latency <= 1/2 rxe", "MetaRoCE/rxe (median)", rcell(ratio(lm1, lr)),
+             "1 namespace; 2-namespace %s; minimum %s" % (rcell(ratio(lm, lr)), rcell(ratio(
+                 val(one(R, group="lat", stack="mroce-1ns", op="send"), "min_us"),
+                 val(one(R, group="lat", stack="rxe-1ns", op="send"), "min_us")))),
+             self.verdict_le(ratio(lm1, lr), 0.5)),
+            ("1% loss >= 90% of lossless", "share kept", rcell(loss_share("mroce-1ns", 1), "%.0f%%" if False else "%.2f"),
+             "rxe keeps %s" % rcell(loss_share("rxe-1ns", 1), "%.2f"), self.verdict(loss_share("mroce-1ns", 1), 0.9)),
+            ("10% loss >= 50% of lossless", "share kept", rcell(loss_share("mroce-1ns", 10), "%.2f"),
+             "rxe keeps %s" % rcell(loss_share("rxe-1ns", 10), "%.2f"), self.verdict(loss_share("mroce-1ns", 10), 0.5)),
+            ("linear scaling with planes", "4 planes / 1 plane", self.planes_ratio(planes),
+             self.nm_reason(planes), "not measured" if not self.ok_any(planes) else ""),
+            ("(proxy) linear scaling with ECMP links", "4 links / 1 link", self.links_ratio(mp),
+             "multipath over rate-limited ECMP links, not planes; %s" % self.nm_reason(mp) if
+             not self.ok_any(mp) else "multipath over %s Mbit/s ECMP links, not planes" %
+             next((r.get("link_mbit") for r in mp if r.get("link_mbit")), "?"),
+             self.verdict(self.links_ratio_val(mp), 3.6)),
+            ("back to full speed within a few RTOs after a plane failure", "recovery",
+             self.outage_text(outage), "%s outage on %s" % (
+                 "link" if outage is not None and outage.get("stack") == "mroce-ecmp" else "path",
+                 outage.get("planes", "?") if outage is not None else "?"), ""),
+            ("4096 QPs between two hosts", "QP pairs that carried traffic",
+             str(max_qp) if max_qp is not None else "n/a", self.scale_fail_text(scale_all), qp_verdict),
+        ]
+        self.targets_rows = rows
+        self.h("## Targets\n")
+        self.h(md_table(["Target", "Measured as", "Ratio", "Context", "Met?"], rows))
+        self.h("")
+
+    @staticmethod
+    def scale_fail_text(rs):
+        bad = [r for r in rs if r.get("status") != "ok"]
+        if not bad:
+            return ""
+        return "%s QP pairs failed: %s" % (bad[0].get("requested", "?"), bad[0].get("error", ""))
+
+    @staticmethod
+    def verdict(x, want):
+        if x is None:
+            return "n/a"
+        return "yes" if x >= want else "no (gap %.2fx)" % (want / x if x else float("inf"))
+
+    @staticmethod
+    def verdict_le(x, want):
+        if x is None:
+            return "n/a"
+        return "yes" if x <= want else "no (gap %.2fx)" % (x / want)
+
+    @staticmethod
+    def ok_any(rs):
+        return any(r.get("status") == "ok" for r in rs)
+
+    @staticmethod
+    def nm_reason(rs):
+        for r in rs:
+            if r.get("status") != "ok":
+                return "%s: %s" % (r["status"].replace("_", " "), r.get("error", ""))
+        return ""
+
+    @staticmethod
+    def links_ratio_val(mp):
+        one_l = val(next((r for r in mp if r.get("links") == 1), None), "mbps")
+        four = val(next((r for r in mp if r.get("links") == 4), None), "mbps")
+        return ratio(four, one_l)
+
+    def links_ratio(self, mp):
+        return rcell(self.links_ratio_val(mp))
+
+    def planes_ratio(self, planes):
+        one_p = val(next((r for r in planes if r.get("planes") == 1), None), "mbps")
+        four = val(next((r for r in planes if r.get("planes") == 4), None), "mbps")
+        return rcell(ratio(four, one_p))
+
+    def outage_stats(self, r):
+        """The outage series: one perftest line per second; down_at/up_at
+        are how many lines had been printed when the path was cut and when
+        it came back.  dip = lowest second during the outage / mean before
+        it; recover_s = seconds after the path's return until a second at
+        >= 90% of the mean before."""
+        if r is None or r.get("status") != "ok":
+            return None
+        vals = [float(v) for v in str(r["series"]).split(",") if v != ""]
+        down, up = int(r["down_at"]), int(r["up_at"])
+        before = vals[1:down] or vals[:down]
+        if not before:
+            return None
+        pre = sum(before) / len(before)
+        if pre <= 0:
+            return None
+        during = vals[down:up + 1]
+        back = next((i for i in range(up, len(vals)) if vals[i] >= 0.9 * pre), None)
+        return {"pre_mbps": pre, "dip": (min(during) / pre) if during and pre else None,
+                "idle_before": sum(1 for v in before if v <= 0.05 * pre), "n_before": len(before),
+                "recover_s": (back + 1 - up) if back is not None else None,
+                "points": [(i + 1, v) for i, v in enumerate(vals)], "down": down, "up": up}
+
+    def outage_text(self, r):
+        s = self.outage_stats(r)
+        if r is None:
+            return "not run"
+        if r.get("status") != "ok":
+            return "FAILED: " + r.get("error", "")
+        if s is None:
+            return "no throughput before the outage (perftest clock calibration failed?)"
+        rec = "%.1f s after the path returned" % s["recover_s"] if s["recover_s"] is not None \
+            else "not back to 90% within the run"
+        txt = "dip to %s of %.1f MiB/s; %s" % (
+            "%.0f%%" % (100 * s["dip"]) if s["dip"] is not None else "n/a", s["pre_mbps"], rec)
+        if s["idle_before"] * 4 >= s["n_before"]:
+            txt += " (NOT meaningful: %d of the %d seconds before the outage already moved nothing; " \
+                   "the series is %s)" % (s["idle_before"], s["n_before"], r["series"])
+        return txt
+
+    # ------------------------------------------------------------- sections
+    def latency(self):
+        R = self.recs
+        stacks = [s for s in ("mroce-2ns", "mroce-1ns", "rxe-1ns") if pick(R, group="lat", stack=s)]
+        if not stacks:
+            return
+        self.h("## Latency (perftest, 8 B, in us: minimum, median = t_typical, p99)\n")
+        self.h("On a loaded TCG host the median and p99 include the time a vCPU waits for the host; "
+               "the minimum is the cost of the stack itself.\n")
+        rows = []
+        for op in ("send", "write", "read"):
+            rs = {s: one(R, group="lat", stack=s, op=op) for s in stacks}
+            if not any(rs.values()):
+                continue
+            row = ["ib_%s_lat" % op]
+            for s in stacks:
+                row += [cell(rs[s], "min_us", "%.1f"), cell(rs[s], "median_us", "%.1f"),
+                        cell(rs[s], "p99_us", "%.1f")]
+            row.append(rcell(ratio(val(rs.get("mroce-1ns"), "median_us"), val(rs.get("rxe-1ns"), "median_us"))))
+            row.append(rcell(ratio(val(rs.get("mroce-1ns"), "min_us"), val(rs.get("rxe-1ns"), "min_us"))))
+            rows.append(row)
+        head = ["test"]
+        for s in stacks:
+            head += [STACK_NAMES[s] + " min", "median", "p99"]
+        head += ["MetaRoCE/rxe median (1 ns)", "MetaRoCE/rxe min (1 ns)"]
+        self.h(md_table(head, rows))
+        self.h("")
+
+    def bandwidth(self):
+        R = self.recs
+        stacks = [s for s in ("mroce-2ns", "mroce-1ns", "rxe-1ns") if pick(R, group="bw", stack=s)]
+        if not stacks:
+            return
+        self.h("## Bandwidth (perftest BW average, MiB/s)\n")
+        rows = []
+        keys = sorted({(r["op"], r["size"], r["qps"]) for r in pick(R, group="bw") if r.get("op") != "tcp"},
+                      key=lambda k: (["send", "write", "read"].index(k[0]) if k[0] in ("send", "write", "read") else 9, k[1], k[2]))
+        for op, size, q in keys:
+            rs = {s: one(R, group="bw", stack=s, op=op, size=size, qps=q) for s in stacks}
+            tcp = one(R, group="bw", stack="tcp-2ns", op="tcp", qps=q)
+            row = ["ib_%s_bw" % op, size_name(size), q] + [cell(rs[s], "mbps") for s in stacks]
+            row.append(cell(tcp, "mbps"))
+            row.append(rcell(ratio(val(rs.get("mroce-1ns"), "mbps"), val(rs.get("rxe-1ns"), "mbps"))))
+            row.append(rcell(ratio(val(rs.get("mroce-2ns"), "mbps"), val(tcp, "mbps"))))
+            rows.append(row)
+        for q in sorted({r["qps"] for r in pick(R, group="bw", op="tcp")}):
+            t2 = one(R, group="bw", stack="tcp-2ns", op="tcp", qps=q)
+            t1 = one(R, group="bw", stack="tcp-1ns", op="tcp", qps=q)
+            rows.append(["iperf3 TCP", "-", "%d streams" % q] + ["" for _ in stacks] +
+                        ["%s (1 ns: %s)" % (cell(t2, "mbps"), cell(t1, "mbps")), "", ""])
+        head = ["test", "size", "QPs"] + [STACK_NAMES[s] for s in stacks] + \
+            ["TCP iperf3 (2 ns, as many streams as QPs)", "MetaRoCE/rxe (1 ns)", "MetaRoCE/TCP (2 ns)"]
+        self.h(md_table(head, rows))
+        self.h("")
+        wire = [r for r in pick(R, group="bw") if r.get("status") == "ok" and "wire_bytes" in r]
+        short = [r for r in wire if r["wire_bytes"] < r.get("iters", 0) * r.get("size", 0) * 0.9
+                 and r["op"] == "write" and r.get("qps") == 1]
+        eff = []
+        meta = one(R, group="meta") or {}
+        dur = meta.get("dur_s") or {"full": 3, "short": 3, "smoke": 2}.get(meta.get("mode"))
+        for r in wire:
+            if dur and r["op"] == "write" and r["size"] == 65536 and r.get("mbps"):
+                pay = r["mbps"] * 1048576.0 * dur
+                eff.append("%s %d QP%s: %.1f%s" % (
+                    STACK_NAMES.get(r["stack"], r["stack"]), r["qps"], "s" if r["qps"] > 1 else "",
+                    r["wire_bytes"] / pay,
+                    " (%d retransmissions, %d RTOs)" % (r["retransmits"], r["rto_timeouts"])
+                    if r.get("retransmits") else ""))
+        if eff:
+            self.h("Bytes on the veth per payload byte, ib_write_bw 64 KiB (wire counter over the whole run, "
+                   "with connection setup and perftest's warm-up, divided by BW x duration; around 1.5 is "
+                   "normal, much more means the stack sends far more than it delivers): %s.\n" % "; ".join(eff))
+        self.h("Every bandwidth run records the bytes that crossed the veth (wire_bytes in "
+               "results.json); %s." % ("all single-QP write runs moved at least their payload over the wire"
+                                       if not short else "%d single-QP write runs moved LESS than their payload "
+                                       "over the veth (traffic bypassed the link?): %s" % (
+                                           len(short), ", ".join(r["stack"] for r in short))))
+        self.h("")
+        at = {s: one(R, group="atomic", stack=s) for s in stacks}
+        if any(at.values()):
+            self.h("Atomic rate (ib_atomic_bw, fetch-and-add, ops/s): " + "; ".join(
+                "%s %s" % (STACK_NAMES[s], cell(at[s], "ops_per_s", "%.0f")) for s in stacks) +
+                "; MetaRoCE/rxe (1 ns) %s.\n" % rcell(ratio(val(at.get("mroce-1ns"), "ops_per_s"),
+                                                            val(at.get("rxe-1ns"), "ops_per_s"))))
+
+    def loss(self):
+        R = self.recs
+        for where, title in (("veth", "netem on the veth v0/v1, both directions, 1 namespace"),
+                             ("two-vm", "netem on both VMs' eth0 (two kernels)")):
+            rs = pick(R, group="loss", where=where)
+            if not rs:
+                continue
+            stacks = []
+            for r in rs:
+                if r["stack"] not in stacks:
+                    stacks.append(r["stack"])
+            losses = sorted({r["loss_pct"] for r in rs})
+            self.h("## Loss: ib_write_bw 64 KiB, %s\n" % title)
+            rows = []
+            for lp in losses:
+                row = ["%g%%" % lp]
+                for s in stacks:
+                    r = one(R, group="loss", where=where, stack=s, loss_pct=lp)
+                    base = val(one(R, group="loss", where=where, stack=s, loss_pct=0), "mbps")
+                    share = ratio(val(r, "mbps"), base)
+                    row += [cell(r, "mbps"), "%.0f%%" % (100 * share) if share is not None else "n/a"]
+                rows.append(row)
+            head = ["loss"]
+            for s in stacks:
+                head += [STACK_NAMES.get(s, s) + " MiB/s", "share of lossless"]
+            self.h(md_table(head, rows))
+            self.h("")
+
+    def scale(self):
+        R = self.recs
+        rs = [r for r in pick(R, group="scale") if r["stack"] in ("mroce-2ns", "rxe-1ns")]
+        if not rs:
+            return
+        self.h("## Scale: RC QP pairs between two devices (one WRITE each, bytes checked)\n")
+        rows = []
+        for r in rs:
+            n = r.get("qps") or r.get("requested")
+            if r["status"] == "ok":
+                k = self.kmem(r, "setup")
+                rows.append([STACK_NAMES.get(r["stack"], r["stack"]), n, r.get("connected"), r.get("completed"),
+                             "%.1f" % r["setup_s"], "%.1f" % (k / (2.0 * n)) if k is not None else "-",
+                             "%.1f" % (-r.get("mem_setup_MemFree_kb", 0) / (2.0 * n)), "ok"])
+            else:
+                rows.append([STACK_NAMES.get(r["stack"], r["stack"]), n, r.get("connected", "-"),
+                             r.get("completed", "-"), "-", "-", "-", "FAILED: " + r.get("error", "")])
+        self.h(md_table(["stack", "QP pairs", "connected", "completed", "setup s",
+                         "kernel kB per QP (Slab+Vmalloc+PageTables)", "MemFree drop kB per QP", "status"], rows))
+        self.h("")
+        self.h("A QP pair is two QPs (one on each device, both in this kernel): per-QP figures divide by 2N.\n")
+        pe = pick(R, group="scale", stack="mroce-2ns-peers")
+        if len(pe) == 2 and all(r["status"] == "ok" for r in pe):
+            a, b = pe
+            ka, kb = self.kmem(a, "setup"), self.kmem(b, "setup")
+            if ka is not None and kb is not None and b["peers"] > 1:
+                per = (kb - ka) / (2.0 * (b["peers"] - 1))
+                self.h("Per connection: %d QP pairs over 1 peer address cost %d kB, over %d peer addresses "
+                       "(%d connections at each end) %d kB: **%.1f kB per connection end**.\n" % (
+                           a["qps"], ka, b["peers"], b["peers"], kb, per))
+        elif pe:
+            self.h("Per connection: " + "; ".join(cell(r, "peers") for r in pe) + "\n")
+
+    @staticmethod
+    def kmem(r, tag):
+        ks = ["mem_%s_%s_kb" % (tag, k) for k in ("Slab", "VmallocUsed", "PageTables")]
+        if not all(k in r for k in ks):
+            return None
+        return sum(r[k] for k in ks)
+
+    def cpu(self):
+        rs = pick(self.recs, group="cpu")
+        if not rs:
+            return
+        self.h("## CPU time per GiB moved (whole guest, /proc/stat; perftest sleeps on events)\n")
+        rows = []
+        for r in rs:
+            if r["status"] == "ok":
+                rows.append([STACK_NAMES.get(r["stack"], r["stack"]), "%.3f" % (r["bytes"] / 2**30),
+                             "%.2f" % r["cpu_s"], "%.2f" % r["user_s"], "%.2f" % r["sys_s"], "%.2f" % r["irq_s"],
+                             cell(r, "cpu_s_per_gib", "%.2f")])
+            else:
+                rows.append([STACK_NAMES.get(r["stack"], r["stack"]), "-", "-", "-", "-", "-", cell(r, "x")])
+        self.h(md_table(["stack", "GiB moved", "CPU s", "user", "system", "irq+softirq", "CPU s per GiB"], rows))
+        base = {r["stack"]: val(r, "cpu_s_per_gib") for r in rs}
+        self.h("\nMetaRoCE/rxe CPU per GiB: %s; MetaRoCE/TCP: %s.\n" % (
+            rcell(ratio(base.get("mroce-2ns"), base.get("rxe-1ns"))),
+            rcell(ratio(base.get("mroce-2ns"), base.get("tcp-2ns")))))
+
+    IDLE = ("default_idle", "pv_native_safe_halt", "native_safe_halt", "acpi_idle", "cpu_idle",
+            "do_idle", "mwait_idle", "intel_idle", "poll_idle", "arch_cpu_idle")
+
+    @classmethod
+    def parse_profile(cls, lines):
+        """perf report --sort dso,sym lines -> [(pct, dso, sym)]."""
+        out = []
+        for line in lines:
+            parts = line.split()
+            if len(parts) < 4 or not parts[0].endswith("%"):
+                continue
+            try:
+                pct = float(parts[0][:-1])
+            except ValueError:
+                continue
+            dso = parts[1]
+            sym = " ".join(parts[3:]) if parts[2] in ("[k]", "[.]") else " ".join(parts[2:])
+            out.append((pct, dso, sym))
+        return out
+
+    def profile(self):
+        rs = pick(self.recs, group="profile")
+        if not rs:
+            return
+        self.h("## Profile (perf record -a -e cpu-clock in the guest during ib_write_bw 64 KiB)\n")
+        self.h("Samples of both vCPUs over the whole run; symbols under 0.5% are left out. "
+               "\"idle\" is the guest's idle loop: under TCG a vCPU that waits still costs the host.\n")
+        for r in rs:
+            name = STACK_NAMES.get(r["stack"], r["stack"])
+            if r["status"] != "ok":
+                self.h("%s: %s\n" % (name, cell(r, "x")))
+                continue
+            prof = self.parse_profile(r.get("top", []))
+            named = [p for p in prof if not p[2].startswith("0x")]
+            if len(named) < 3:
+                self.h("%s: **profile not usable**: perf recorded %d symbol lines, %d of them resolved "
+                       "(perf 6.1 in the 6.12 guest under TCG; see profile-%s.txt):\n" % (
+                           name, len(prof), len(named), r["stack"]))
+                self.h("```\n" + "\n".join(r.get("top", [])) + "\n```\n")
+                continue
+            comp = {}
+            for pct, dso, sym in prof:
+                key = "idle" if any(i in sym for i in self.IDLE) else dso
+                comp[key] = comp.get(key, 0.0) + pct
+            self.h("%s (%s MiB/s during the profile). Share of samples by component: %s.\n" % (
+                name, r.get("mbps"), ", ".join("%s %.1f%%" % (k, v) for k, v in
+                                                sorted(comp.items(), key=lambda kv: -kv[1]))))
+            rows = [["%.2f%%" % pct, dso, sym] for pct, dso, sym in prof
+                    if not any(i in sym for i in self.IDLE)][:15]
+            self.h(md_table(["samples", "object", "symbol (busiest first, idle left out)"], rows))
+            self.h("")
+
+    def paths(self):
+        R = self.recs
+        self.h("## Multipath, planes and path outage\n")
+        for r in pick(R, group="planes"):
+            if r["status"] == "not_measured":
+                self.h("- planes: **not measured**: %s" % r.get("error"))
+            elif r["status"] == "failed":
+                self.h("- planes, %s planes: FAILED: %s" % (r.get("planes"), r.get("error")))
+            else:
+                self.h("- planes, %s planes: %.1f MiB/s" % (r.get("planes"), r["mbps"]))
+        mp = pick(R, group="multipath")
+        for r in mp:
+            if r["status"] == "not_measured":
+                self.h("- multipath: **not measured**: %s" % r.get("error"))
+        rows = []
+        base = val(next((r for r in mp if r.get("links") == 1), None), "mbps")
+        for r in mp:
+            if r.get("links") is None:
+                continue
+            share = ratio(val(r, "mbps"), base)
+            rows.append([r["links"], r.get("link_mbit", "-"), cell(r, "mbps"),
+                         rcell(share), r.get("link_tx_bytes", "-"), r.get("paths_per_plane", "-")])
+        if rows:
+            self.h("\nMultipath over ECMP: ib_write_bw 64 KiB, 8 QPs, both hosts route to each other over K "
+                   "veth links with the L4 hash, every link rate-limited (tbf); one connection sprays over "
+                   "paths_per_plane UDP source ports.\n")
+            self.h(md_table(["links", "Mbit/s per link", "MiB/s", "vs 1 link", "bytes sent per link (A)",
+                             "paths_per_plane"], rows))
+        for r in pick(R, group="outage"):
+            what = "one of 2 ECMP links" if r.get("stack") == "mroce-ecmp" else "the only path (1 plane)"
+            self.h("\n- outage of %s (netem loss 100%% both ways for %s s, ib_write_bw 64 KiB, 8 QPs, "
+                   "per-second samples): %s" % (what, r.get("outage_s", "?"), self.outage_text(r)))
+        self.h("")
+
+    def incast(self):
+        R = self.recs
+        rs = pick(R, group="incast")
+        if not rs:
+            return
+        self.h("## Incast: 4 senders into 1 receiver through a rate-limited, ECN-marking (RED) bottleneck\n")
+        rows = []
+        for r in rs:
+            if r["status"] == "not_measured":
+                self.h("Incast: not measured: %s\n" % r.get("error"))
+                return
+            rows.append([STACK_NAMES.get(r["stack"], r["stack"]), r.get("bottleneck_mbit"),
+                         r.get("per_sender_mbps"), r.get("agg_mbps"), r.get("jain"),
+                         r.get("red_marked"), r.get("ecn_ce_rcvd") if r["stack"].startswith("mroce") else "-",
+                         "%s / %s" % (r.get("probe_median_us"), r.get("probe_p99_us"))
+                         if r["stack"].startswith("mroce") else "-",
+                         "ok" if r["status"] == "ok" else "FAILED: " + r.get("error", "")])
+        self.h(md_table(["stack", "bottleneck Mbit/s", "per sender MiB/s", "aggregate MiB/s",
+                         "Jain's index", "RED marked", "CE seen by receiver", "probe QP 8 B send lat median/p99 us",
+                         "status"], rows))
+        idle = one(R, group="incast_probe")
+        if idle is not None:
+            self.h("\nProbe latency without load (same topology): median %s us, p99 %s us." % (
+                idle.get("median_us"), idle.get("p99_us")))
+        cc = one(R, group="cc")
+        if cc is not None:
+            self.h("\nCongestion control: not measured as such: %s. The MetaRoCE row above is the "
+                   "baseline without it." % cc.get("error"))
+        self.h("")
+
+    def failures_section(self):
+        self.h("## Failed cases\n")
+        if not self.failures:
+            self.h("None.\n")
+            return
+        rows = []
+        for r in self.failures:
+            what = ", ".join("%s=%s" % (k, r[k]) for k in ("where", "op", "size", "qps", "loss_pct", "planes",
+                                                             "requested") if r.get(k) is not None)
+            rows.append([r["group"], STACK_NAMES.get(r.get("stack"), r.get("stack")), what,
+                         str(r.get("error", "")).replace("|", "/")])
+        self.h(md_table(["group", "stack", "case", "error"], rows))
+        self.h("")
+
+
+def attach_profiles(recs, pdirs):
+    """Read each ok profile record's top-symbol file from the first of
+    pdirs that has it (several runs may each have profiled)."""
+    for r in pick(recs, group="profile", status="ok"):
+        if "top" in r:
+            continue
+        for d in pdirs:
+            path = os.path.join(d, r.get("file", ""))
+            if os.path.isfile(path) and r.get("dir") in (None, d):
+                with open(path) as f:
+                    r["top"] = [line.rstrip() for line in f if line.strip()]
+                break
+        else:
+            r["status"] = "failed"
+            r["error"] = "profile file %s not found in %s" % (r.get("file"), ", ".join(pdirs))
+
+
+def plots(rep, pdir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    R = rep.recs
+    made = []
+    os.makedirs(pdir, exist_ok=True)
+
+    bws = [r for r in pick(R, group="bw", status="ok") if r.get("op") == "write" and r.get("qps") == 1]
+    if bws:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for s in ("mroce-2ns", "mroce-1ns", "rxe-1ns"):
+            pts = sorted((r["size"], r["mbps"]) for r in bws if r["stack"] == s)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=STACK_NAMES[s])
+        tcp = val(one(R, group="bw", stack="tcp-2ns", op="tcp", qps=1), "mbps")
+        if tcp:
+            ax.axhline(tcp, linestyle="--", color="gray", label="TCP iperf3 (2 ns)")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("MiB/s")
+        ax.set_title("ib_write_bw, 1 QP")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(pdir, "bw_write.png"))
+        plt.close(fig)
+        made.append("bw_write.png")
+
+    for where in ("veth", "two-vm"):
+        rs = pick(R, group="loss", where=where)
+        if not rs:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for s in sorted({r["stack"] for r in rs}):
+            base = val(one(R, group="loss", where=where, stack=s, loss_pct=0), "mbps")
+            pts = []
+            for r in sorted(pick(rs, stack=s), key=lambda r: r["loss_pct"]):
+                v = val(r, "mbps")
+                pts.append((r["loss_pct"], 100.0 * (v or 0) / base if base else 0))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=STACK_NAMES.get(s, s))
+        ax.set_xlabel("netem loss, each direction (%)")
+        ax.set_ylabel("% of lossless throughput")
+        ax.set_title("ib_write_bw 64 KiB under loss (%s)" % where)
+        ax.set_ylim(bottom=0)
+        ax.legend()
+        fig.tight_layout()
+        name = "loss_%s.png" % where.replace("-", "")
+        fig.savefig(os.path.join(pdir, name))
+        plt.close(fig)
+        made.append(name)
+
+    lat = pick(R, group="lat", status="ok")
+    if lat:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        stacks = [s for s in ("mroce-2ns", "mroce-1ns", "rxe-1ns") if pick(lat, stack=s)]
+        ops = ["send", "write", "read"]
+        w = 0.8 / max(1, len(stacks))
+        for i, s in enumerate(stacks):
+            ys = [val(one(lat, stack=s, op=o), "median_us") or 0 for o in ops]
+            ax.bar([x + i * w for x in range(len(ops))], ys, w, label=STACK_NAMES[s])
+        ax.set_xticks([x + w * (len(stacks) - 1) / 2 for x in range(len(ops))])
+        ax.set_xticklabels(["ib_%s_lat" % o for o in ops])
+        ax.set_ylabel("median latency (us)")
+        ax.set_title("8 B latency")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(pdir, "latency.png"))
+        plt.close(fig)
+        made.append("latency.png")
+
+    outs = [(r, rep.outage_stats(r)) for r in pick(R, group="outage")]
+    outs = [(r, st) for r, st in outs if st]
+    if outs:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for r, st in outs:
+            lbl = "1 of 2 ECMP links cut" if r["stack"] == "mroce-ecmp" else "only path cut"
+            line, = ax.plot([p[0] for p in st["points"]], [p[1] for p in st["points"]], marker=".", label=lbl)
+            ax.axvspan(st["down"] + 0.5, st["up"] + 0.5, color=line.get_color(), alpha=0.15)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("MiB/s")
+        ax.set_title("ib_write_bw 64 KiB, 8 QPs, across an outage (shaded)")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(pdir, "outage.png"))
+        plt.close(fig)
+        made.append("outage.png")
+
+    sc = [r for r in pick(R, group="scale", status="ok") if r["stack"] in ("mroce-2ns", "rxe-1ns")]
+    if sc:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for s in ("mroce-2ns", "rxe-1ns"):
+            pts = sorted((r["qps"], r["setup_s"]) for r in sc if r["stack"] == s)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=STACK_NAMES[s])
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("QP pairs")
+        ax.set_ylabel("setup time (s)")
+        ax.set_title("RC QP pairs set up and carrying one WRITE each")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(pdir, "scale.png"))
+        plt.close(fig)
+        made.append("scale.png")
+    return made
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out-json", required=True)
+    ap.add_argument("--out-md", required=True)
+    ap.add_argument("--plots", required=True)
+    ap.add_argument("--profiles", action="append", default=[])
+    ap.add_argument("--note", default="")
+    ap.add_argument("records", nargs="+")
+    a = ap.parse_args()
+
+    recs = load(a.records)
+    attach_profiles(recs, a.profiles)
+    rep = Report(recs, a.profiles, a.note)
+    meta = one(recs, group="meta") or {}
+    md_dir = os.path.dirname(os.path.abspath(a.out_md))
+    plot_rel = os.path.relpath(os.path.abspath(a.plots), md_dir)
+
+    rep.h("# MetaRoCE benchmarks\n")
+    rep.h("Generated by `make bench` (tools/bench/) on %s, kernel %s, %s vCPUs, qemu TCG, perftest %s, "
+          "mode %s. Every figure sits next to its baseline from the same run; only ratios carry "
+          "over to real hardware. Raw data: `%s`.\n" % (
+              meta.get("started", "?"), meta.get("kernel", "?"), meta.get("cpus", "?"),
+              meta.get("perftest", "?"), meta.get("mode", "?"),
+              os.path.relpath(os.path.abspath(a.out_json), md_dir)))
+    if a.note:
+        rep.h("> " + a.note + "\n")
+    rep.h("Stacks: MetaRoCE between two network namespaces over a veth pair (2 ns); MetaRoCE and rxe "
+          "with both devices in one namespace on the two ends of one veth pair (1 ns; policy routing "
+          "sends the traffic over the veth, rxe works only this way in 6.12); TCP (iperf3) over the "
+          "same links.\n")
+    rep.targets()
+    rep.latency()
+    rep.bandwidth()
+    rep.loss()
+    rep.scale()
+    rep.cpu()
+    rep.paths()
+    rep.incast()
+    rep.profile()
+    rep.failures_section()
+    made = plots(rep, a.plots)
+    rep.h("## Plots\n")
+    for m in made:
+        rep.h("![%s](%s)\n" % (m, os.path.join(plot_rel, m)))
+
+    results = {"meta": meta, "targets": [dict(zip(["target", "measured_as", "ratio", "context", "met"], t))
+                                         for t in rep.targets_rows],
+               "plots": made, "records": recs}
+    os.makedirs(os.path.dirname(os.path.abspath(a.out_json)), exist_ok=True)
+    with open(a.out_json, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True, allow_nan=False)
+        f.write("\n")
+    with open(a.out_md, "w") as f:
+        f.write("\n".join(rep.md).rstrip() + "\n")
+
+
+if __name__ == "__main__":
+    main()

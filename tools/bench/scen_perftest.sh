@@ -1,0 +1,103 @@
+#!/bin/bash
+# perftest latency, bandwidth and atomic rate per stack; iperf3 TCP over
+# the same links.  Sourced by guest.sh (lib.sh loaded; BENCH_* set).
+
+num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
+
+# lat_case STACK OP: 8-byte ib_OP_lat, median (perftest t_typical) and p99.
+# perftest sometimes fails to calibrate its clock under TCG and prints
+# "inf" on one side; ib_send_lat and ib_write_lat measure on both sides, so
+# the server's figures stand in then (recorded as from=server).
+lat_case() {
+	local st=$1 op=$2 from=client
+	if perftest "$st" 120 "ib_${op}_lat" -s 8 -n "$BENCH_LAT_ITERS"; then
+		if ! num "${PT_F[4]}" && [ -n "$PT_SLINE" ]; then
+			read -r -a PT_F <<< "$PT_SLINE"
+			from=server
+		fi
+		if ! num "${PT_F[4]}" || ! num "${PT_F[7]}"; then
+			rec group=lat stack="$st" op="$op" size=8 status=failed \
+				error="perftest printed no usable latency (clock calibration?): $PT_LINE"
+			return
+		fi
+		rec group=lat stack="$st" op="$op" size=8 status=ok from=$from \
+			median_us="${PT_F[4]}" p99_us="${PT_F[7]}" min_us="${PT_F[2]}" iters="${PT_F[1]}"
+	else
+		rec group=lat stack="$st" op="$op" size=8 status=failed error="$PT_ERR"
+	fi
+}
+
+# mroce_cnt DEV NAME: a port counter of a MetaRoCE device (0 for others).
+mroce_cnt() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0
+}
+
+# bw_case STACK OP SIZE QPS: ib_OP_bw for BENCH_DUR seconds.
+bw_case() {
+	local st=$1 op=$2 size=$3 qps=$4 w0 w1 r0 r1 t0 t1
+	w0=$(wire_bytes "$st")
+	stack "$st"
+	r0=$(mroce_cnt "$DC" retransmits) t0=$(mroce_cnt "$DC" rto_timeouts)
+	if perftest "$st" $((BENCH_DUR + 60)) "ib_${op}_bw" -s "$size" -q "$qps" -D "$BENCH_DUR"; then
+		w1=$(wire_bytes "$st")
+		r1=$(mroce_cnt "$DC" retransmits) t1=$(mroce_cnt "$DC" rto_timeouts)
+		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=ok \
+			mbps="${PT_F[3]}" msg_rate_mpps="${PT_F[4]}" iters="${PT_F[1]}" \
+			wire_bytes=$((w1 - w0)) retransmits=$((r1 - r0)) rto_timeouts=$((t1 - t0))
+	else
+		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=failed error="$PT_ERR"
+	fi
+}
+
+atomic_case() {
+	local st=$1 rate
+	if perftest "$st" $((BENCH_DUR + 60)) ib_atomic_bw -D "$BENCH_DUR"; then
+		rate=$(awk -v r="${PT_F[4]}" 'BEGIN { printf "%.0f", r * 1e6 }')
+		rec group=atomic stack="$st" op=fetch_add size=8 status=ok ops_per_s="$rate"
+	else
+		rec group=atomic stack="$st" op=fetch_add size=8 status=failed error="$PT_ERR"
+	fi
+}
+
+tcp_case() {
+	local st=$1 streams=$2
+	if iperf "$st" "$BENCH_DUR" "$streams"; then
+		rec group=bw stack="$st" op=tcp size=- qps="$streams" status=ok mbps="$IP_MBPS"
+	else
+		rec group=bw stack="$st" op=tcp size=- qps="$streams" status=failed error="$PT_ERR"
+	fi
+}
+
+# The headline cases first (latency, write 64 KiB, TCP): on a slow host a
+# run cut short still has them.
+scen_perftest_core() {
+	local st op q
+	for st in $BENCH_STACKS; do
+		log "latency: $st"
+		for op in $BENCH_LAT_OPS; do lat_case "$st" "$op"; done
+	done
+	for st in $BENCH_STACKS; do
+		log "bandwidth: $st write 64 KiB"
+		for q in $BENCH_QPS; do bw_case "$st" write 65536 "$q"; done
+	done
+	for st in $BENCH_TCP; do
+		log "tcp: $st"
+		for q in $BENCH_QPS; do tcp_case "$st" "$q"; done
+	done
+}
+
+# The rest of the bandwidth matrix and the atomic rate.
+scen_perftest_rest() {
+	local st op size q
+	for st in $BENCH_STACKS; do
+		log "bandwidth: $st"
+		# Write at every size first, then send and read.
+		for op in $BENCH_BW_OPS; do
+			for size in $BENCH_SIZES; do
+				[ "$op/$size" = write/65536 ] && continue
+				for q in $BENCH_QPS; do bw_case "$st" "$op" "$size" "$q"; done
+			done
+		done
+		((BENCH_ATOMIC)) && atomic_case "$st"
+	done
+}
