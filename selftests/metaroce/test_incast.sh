@@ -66,7 +66,7 @@ for i in $(seq 1 $N); do
 		diag "sender $i: $(cat /tmp/incast-cli$i.log); receiver: $(cat /tmp/incast-srv$i.log)"
 done
 for d in mr ms1 ms2 ms3 ms4; do
-	diag "$d: $(cd /sys/class/infiniband/$d/ports/1/hw_counters && grep -H . tx_data_packets rx_data_packets retransmits rto_timeouts tlp_probes syncs_sent stream_retries retry_exceeded path_suspect paths_active | tr '\n' ' ')"
+	diag "$d: $(cd /sys/class/infiniband/$d/ports/1/hw_counters && grep -H . tx_data_packets rx_data_packets retransmits rto_timeouts tlp_probes syncs_sent stream_retries retry_exceeded path_suspect paths_active conn_failed conn_rejected conn_peer_restart nak_*_sent nak_*_rcvd drop_no_stream late_arrivals | tr '\n' ' ')"
 done
 
 # Mbit/s of each sender, from ibv_rc_pingpong's report.

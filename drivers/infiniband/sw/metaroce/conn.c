@@ -62,13 +62,20 @@ void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
 	spin_unlock(&conn->txq.lock);
 }
 
+#define MROCE_TX_BUDGET		64	/* packets between reschedules */
+
 /*
  * Send the transmit queue, in order, from one context at a time: a context
  * that finds another sending leaves its packets to it.  Without conn->lock.
+ * Sending can feed the queue (over a veth, the peer's answers are
+ * processed in the same context), so the sender yields: in process
+ * context it reschedules every MROCE_TX_BUDGET packets, in softirq it
+ * hands the rest to a work item.
  */
 void mroce_conn_xmit(struct mroce_conn *conn)
 {
 	struct sk_buff *skb;
+	u32 sent = 0;
 	__be16 sport;
 	u8 p;
 
@@ -76,6 +83,16 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 		if (test_and_set_bit_lock(0, &conn->tx_busy))
 			return;
 		while ((skb = skb_dequeue(&conn->txq))) {
+			if (++sent % MROCE_TX_BUDGET == 0) {
+				if (in_task()) {
+					cond_resched();
+				} else {
+					skb_queue_head(&conn->txq, skb);
+					clear_bit_unlock(0, &conn->tx_busy);
+					queue_work(mroce_wq, &conn->tx_work);
+					return;
+				}
+			}
 			sport = mroce_cb(skb)->sport ?: conn->hs_sport;
 			p = mroce_cb(skb)->plane;
 			if (p >= MROCE_MAX_PLANES ||
@@ -88,6 +105,11 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 		clear_bit_unlock(0, &conn->tx_busy);
 		smp_mb__after_atomic();	/* see packets queued meanwhile */
 	} while (!skb_queue_empty_lockless(&conn->txq));
+}
+
+static void mroce_conn_tx_work(struct work_struct *work)
+{
+	mroce_conn_xmit(container_of(work, struct mroce_conn, tx_work));
 }
 
 /* (Re)arm the timer for the earliest deadline.  conn->lock held. */
@@ -272,6 +294,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	skb_queue_head_init(&conn->txq);
 	INIT_LIST_HEAD(&conn->wait_qps);
 	INIT_LIST_HEAD(&conn->retxq);
+	INIT_WORK(&conn->tx_work, mroce_conn_tx_work);
 	INIT_LIST_HEAD(&conn->streams_list);
 	INIT_LIST_HEAD(&conn->sr_pending);
 	conn->hs_sport = htons(0xc000 | (get_random_u32() & 0x3fff));
@@ -385,6 +408,7 @@ static void mroce_conn_free(struct mroce_conn *conn)
 	void *t;
 
 	hrtimer_cancel(&conn->timer);
+	cancel_work_sync(&conn->tx_work);
 	skb_queue_purge(&conn->txq);
 	mroce_retx_drop_qp(conn, NULL);
 	mroce_paths_free(conn);

@@ -159,7 +159,12 @@ static bool mroce_retry_expired(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 
-	if (time_before(jiffies, st->rnr_until)) {	/* MRC-LOSS-018 */
+	/*
+	 * Not while it waits for an RNR pause, or locally for window room,
+	 * pacing or its turn (MRC-LOSS-018).
+	 */
+	if (time_before(jiffies, st->rnr_until) ||
+	    !list_empty(&st->wait_entry) || !list_empty(&conn->retxq)) {
 		mroce_retry_arm(conn, qp);
 		return false;
 	}

@@ -14,6 +14,7 @@
 #include <linux/hrtimer.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -293,6 +294,7 @@ struct mroce_conn {
 	struct list_head sr_pending;	/* streams with a record to report */
 	struct sk_buff_head txq;	/* built, in PSN order, to send */
 	unsigned long tx_busy;		/* bit 0: a context is sending txq */
+	struct work_struct tx_work;	/* sends txq when softirq gave up */
 };
 
 /* Per-RC-QP transport state (a stream), under conn->lock. */
