@@ -144,6 +144,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.query_port = mroce_query_port,
 	.query_qp = mroce_query_qp,
 	.reg_user_mr = mroce_reg_user_mr,
+	.rereg_user_mr = mroce_rereg_user_mr,
 	.req_notify_cq = mroce_req_notify_cq,
 	.resize_cq = mroce_resize_cq,
 
@@ -184,6 +185,9 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->max_ah = MROCE_MAX_AH;
+	/* User CQE timestamps are nanoseconds (metaroce-abi.h). */
+	a->timestamp_mask = ~0ULL;
+	a->hca_core_clock = METAROCE_CORE_CLOCK_KHZ;
 	addrconf_addr_eui48((u8 *)&a->sys_image_guid, ndev->dev_addr);
 }
 

@@ -62,6 +62,7 @@ struct mroce_cq {
 	u32 count;		/* kernel CQ: completions in the ring */
 	enum ib_cq_notify_flags armed;	/* kernel CQ: 0 when not armed */
 	bool overflow;
+	bool timestamps;	/* user CQ: fill in the CQE timestamps */
 	struct mroce_ring uring;	/* user CQ */
 	struct rdma_user_mmap_entry *mmap;	/* user CQ: uring's mapping */
 };
@@ -225,6 +226,9 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata);
 
 /* cq.c */
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
