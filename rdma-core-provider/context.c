@@ -35,10 +35,13 @@ static const struct verbs_context_ops metaroce_ctx_ops = {
 	.post_recv = metaroce_post_recv,
 	.create_ah = metaroce_create_ah,
 	.destroy_ah = metaroce_destroy_ah,
+	.create_cq_ex = metaroce_create_cq_ex,
+	.query_rt_values = metaroce_query_rt_values,
+	.create_qp_ex = metaroce_create_qp_ex,
+	.rereg_mr = metaroce_rereg_mr,
 	/*
-	 * Not provided (libibverbs answers EOPNOTSUPP): SRQs, the extended
-	 * CQ/QP API (ibv_create_cq_ex, ibv_qp_ex work request builders),
-	 * memory windows, multicast.
+	 * Not provided (libibverbs answers EOPNOTSUPP): SRQs, memory
+	 * windows, multicast.
 	 */
 };
 
