@@ -52,7 +52,9 @@ run1() {
 		> $SRV 2>&1 &
 	pid=$!
 	if ((cm)); then
-		wait_for 20 bash -c "rdma res show cm_id | grep -q 'state LISTEN'"
+		# This tool's own listener: not one of the previous run's.
+		wait_for 20 bash -c "rdma res show cm_id |
+			grep 'state LISTEN' | grep -q 'comm $tool '"
 	else
 		wait_for 20 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '"
 	fi || rc=1

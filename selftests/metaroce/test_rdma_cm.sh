@@ -21,7 +21,10 @@ CLI=/tmp/cm-client.log
 
 cnt() { cat /sys/class/infiniband/"$1"/ports/1/hw_counters/"$2"; }
 rx_total() { echo $(($(cnt rb rx_data_packets) + $(cnt rb ud_rx_packets))); }
-listening() { rdma res show cm_id | grep -q 'state LISTEN'; }
+# listening TOOL: TOOL's own listener is there (not a previous run's).
+listening() {
+	rdma res show cm_id | grep 'state LISTEN' | grep -q "comm $1 "
+}
 
 # cm_pair "SERVER CMD" "CLIENT CMD" SRV_REGEX CLI_REGEX: server in B,
 # client in A; both exit 0 and their logs match the regexes.
@@ -31,7 +34,7 @@ cm_pair() {
 	# shellcheck disable=SC2086
 	ip netns exec $NS_B timeout 120 $1 > $SRV 2>&1 &
 	pid=$!
-	wait_for 20 listening || rc=1
+	wait_for 20 listening "${1%% *}" || rc=1
 	if ((rc == 0)); then
 		# shellcheck disable=SC2086
 		ip netns exec $NS_A timeout 120 $2 > $CLI 2>&1 || rc=1
