@@ -40,10 +40,13 @@ static const struct verbs_context_ops metaroce_ctx_ops = {
 	.query_srq = metaroce_query_srq,
 	.destroy_srq = metaroce_destroy_srq,
 	.post_srq_recv = metaroce_post_srq_recv,
+	.create_cq_ex = metaroce_create_cq_ex,
+	.query_rt_values = metaroce_query_rt_values,
+	.create_qp_ex = metaroce_create_qp_ex,
+	.rereg_mr = metaroce_rereg_mr,
 	/*
-	 * Not provided (libibverbs answers EOPNOTSUPP): XRC, the extended
-	 * CQ/QP API (ibv_create_cq_ex, ibv_qp_ex work request builders),
-	 * memory windows, multicast.
+	 * Not provided (libibverbs answers EOPNOTSUPP): XRC, memory
+	 * windows, multicast.
 	 */
 };
 

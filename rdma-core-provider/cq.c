@@ -2,7 +2,7 @@
 /*
  * cq.c - completion queues.
  *
- * A CQ is a ring the kernel produces struct ib_uverbs_wc into and we
+ * A CQ is a ring the kernel produces struct metaroce_cqe into and we
  * consume from (<rdma/metaroce-abi.h>): ibv_poll_cq() and
  * ibv_req_notify_cq() are plain memory accesses, no system call.
  * Creating, resizing and destroying are commands.
@@ -12,6 +12,25 @@
 #include <string.h>
 
 #include "metaroce.h"
+
+/* Map a new CQ's ring (the CREATE_CQ response) and set up its lock. */
+int metaroce_cq_map(struct ibv_context *context, struct metaroce_cq *cq,
+		    const struct metaroce_create_cq_resp *resp)
+{
+	int ret;
+
+	ret = metaroce_uring_map(context, &cq->ring, &resp->ring,
+				 sizeof(struct metaroce_cqe));
+	if (ret)
+		return ret;
+	/* Resumes where the kernel's view of our index is (0 when new). */
+	cq->ring.idx = __atomic_load_n(&cq->ring.hdr->consumer,
+				       __ATOMIC_RELAXED);
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		metaroce_uring_unmap(&cq->ring);
+	return ret;
+}
 
 struct ibv_cq *metaroce_create_cq(struct ibv_context *context, int cqe,
 				  struct ibv_comp_channel *channel,
@@ -34,21 +53,11 @@ struct ibv_cq *metaroce_create_cq(struct ibv_context *context, int cqe,
 	if (ret)
 		goto err_free;
 
-	ret = metaroce_uring_map(context, &cq->ring, &resp.drv_payload.ring,
-				 sizeof(struct ib_uverbs_wc));
+	ret = metaroce_cq_map(context, cq, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
-	/* Resumes where the kernel's view of our index is (0 when new). */
-	cq->ring.idx = __atomic_load_n(&cq->ring.hdr->consumer,
-				       __ATOMIC_RELAXED);
-
-	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		goto err_unmap;
 	return &cq->vcq.cq;
 
-err_unmap:
-	metaroce_uring_unmap(&cq->ring);
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
@@ -154,7 +163,7 @@ int metaroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 		goto out;
 
 	ret = metaroce_uring_map(ibcq->context, &ring, &resp.drv_payload.ring,
-				 sizeof(struct ib_uverbs_wc));
+				 sizeof(struct metaroce_cqe));
 	if (ret) {
 		/*
 		 * The kernel has switched rings: the CQ cannot be used any

@@ -11,7 +11,10 @@
  *   verbs.c      device/port queries, PDs, MRs and address handles
  *   ring.c       mapping the kernel's rings
  *   cq.c         completion queues: mapped rings, polled without syscalls
+ *   cq_ex.c      extended CQs: ibv_create_cq_ex, start/next/end_poll,
+ *                read_*, completion timestamps, ibv_query_rt_values_ex
  *   qp.c         queue pairs: mapped SQ/RQ rings, posting and doorbells
+ *   qp_ex.c      extended QPs: ibv_create_qp_ex and the ibv_wr_* builders
  *   srq.c        shared receive queues: a mapped ring, posted without syscalls
  * The rings' layout and protocol are in <rdma/metaroce-abi.h>.
  */
@@ -75,6 +78,14 @@ _Static_assert(offsetof(struct metaroce_create_cq_resp_full, drv_payload) ==
 	       sizeof(struct ib_uverbs_create_cq_resp),
 	       "udata-out must follow the core CREATE_CQ response directly");
 
+struct metaroce_create_cq_ex_resp_full {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct metaroce_create_cq_resp drv_payload;
+};
+_Static_assert(offsetof(struct metaroce_create_cq_ex_resp_full, drv_payload) ==
+	       sizeof(struct ib_uverbs_ex_create_cq_resp),
+	       "udata-out must follow the core extended CREATE_CQ response directly");
+
 struct metaroce_resize_cq_resp_full {
 	struct ib_uverbs_resize_cq_resp ibv_resp;
 	struct metaroce_resize_cq_resp drv_payload;
@@ -118,7 +129,9 @@ _Static_assert(sizeof(struct metaroce_send_wqe) == 80, "send WQE header");
 _Static_assert(sizeof(struct metaroce_recv_wqe) == 16, "receive WQE header");
 _Static_assert(sizeof(struct metaroce_sge) == 16, "SGE");
 _Static_assert(sizeof(struct ib_uverbs_wc) == 48 &&
-	       sizeof(struct ib_uverbs_wc) <= METAROCE_CQE_SIZE, "CQE");
+	       sizeof(struct metaroce_cqe) == METAROCE_CQE_SIZE &&
+	       offsetof(struct metaroce_cqe, completion_ts) == 48 &&
+	       offsetof(struct metaroce_cqe, wallclock_ns) == 56, "CQE");
 _Static_assert(sizeof(struct metaroce_ring_info) == 24, "ring info");
 _Static_assert(sizeof(struct metaroce_create_cq_resp) % 8 == 0 &&
 	       sizeof(struct metaroce_resize_cq_resp) % 8 == 0 &&
@@ -176,6 +189,9 @@ struct metaroce_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;	/* poll, resize */
 	struct metaroce_uring ring;
+	/* Extended polling (cq_ex.c), between start_poll and end_poll: */
+	const struct metaroce_cqe *cur;	/* the CQE read_*() look at */
+	uint32_t prod;			/* the kernel's producer, last read */
 };
 
 /* A send or receive queue. */
@@ -190,6 +206,11 @@ struct metaroce_qp {
 	struct verbs_qp vqp;
 	struct metaroce_wq sq;
 	struct metaroce_wq rq;
+	/* ibv_wr_* builders (qp_ex.c), between wr_start and wr_complete: */
+	struct metaroce_send_wqe *wr_cur;	/* the WQE being built */
+	uint32_t wr_first;	/* SQ index at wr_start */
+	int wr_err;		/* first error since wr_start, or 0 */
+	bool wr_need_addr;	/* UD: wr_cur still lacks wr_set_ud_addr */
 };
 
 struct metaroce_srq {
@@ -205,6 +226,16 @@ struct metaroce_ah {
 static inline struct metaroce_cq *to_mcq(struct ibv_cq *ibcq)
 {
 	return container_of(ibcq, struct metaroce_cq, vcq.cq);
+}
+
+static inline struct metaroce_cq *to_mcq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct metaroce_cq, vcq.cq_ex);
+}
+
+static inline struct metaroce_qp *to_mqp_ex(struct ibv_qp_ex *ibqp)
+{
+	return container_of(ibqp, struct metaroce_qp, vqp.qp_ex);
 }
 
 static inline struct metaroce_qp *to_mqp(struct ibv_qp *ibqp)
@@ -264,6 +295,8 @@ int metaroce_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *metaroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			       uint64_t hca_va, int access);
 int metaroce_dereg_mr(struct verbs_mr *vmr);
+int metaroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		      void *addr, size_t length, int access);
 struct ibv_ah *metaroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int metaroce_destroy_ah(struct ibv_ah *ah);
 
@@ -275,6 +308,14 @@ int metaroce_destroy_cq(struct ibv_cq *cq);
 int metaroce_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int metaroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int metaroce_resize_cq(struct ibv_cq *cq, int cqe);
+int metaroce_cq_map(struct ibv_context *context, struct metaroce_cq *cq,
+		    const struct metaroce_create_cq_resp *resp);
+
+/* cq_ex.c */
+struct ibv_cq_ex *metaroce_create_cq_ex(struct ibv_context *context,
+					struct ibv_cq_init_attr_ex *attr);
+int metaroce_query_rt_values(struct ibv_context *context,
+			     struct ibv_values_ex *values);
 
 /* qp.c */
 struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
@@ -288,6 +329,21 @@ int metaroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		       struct ibv_send_wr **bad_wr);
 int metaroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+/* Shared with qp_ex.c. */
+#define METAROCE_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
+			     IBV_SEND_SOLICITED | IBV_SEND_INLINE)
+int metaroce_qp_setup(struct ibv_context *context, struct metaroce_qp *qp,
+		      struct ibv_qp_cap *cap,
+		      const struct metaroce_create_qp_resp *resp);
+bool metaroce_can_send(const struct ibv_qp *ibqp);
+bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op);
+bool metaroce_ring_full(const struct metaroce_uring *r);
+/* Publish the SQ's producer index; ring the doorbell if asked. */
+int metaroce_sq_publish(struct metaroce_qp *qp);
+
+/* qp_ex.c */
+struct ibv_qp *metaroce_create_qp_ex(struct ibv_context *context,
+				     struct ibv_qp_init_attr_ex *attr);
 
 /* srq.c */
 struct ibv_srq *metaroce_create_srq(struct ibv_pd *pd,

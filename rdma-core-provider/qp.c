@@ -33,7 +33,7 @@ static void metaroce_unmap_qp(struct metaroce_qp *qp)
 
 static int metaroce_map_qp(struct ibv_context *context,
 			   struct metaroce_qp *qp,
-			   const struct ibv_qp_init_attr *attr,
+			   const struct ibv_qp_cap *cap,
 			   const struct metaroce_create_qp_resp *resp)
 {
 	const size_t shdr = sizeof(struct metaroce_send_wqe);
@@ -54,17 +54,49 @@ static int metaroce_map_qp(struct ibv_context *context,
 	 * The limits are what the kernel granted (in attr->cap since the
 	 * command), capped by what a slot can hold: we never write past one.
 	 */
-	qp->sq.max_sge = attr->cap.max_send_sge;
+	qp->sq.max_sge = cap->max_send_sge;
 	if (qp->sq.max_sge > slot_sges(resp->sq.slot_size, shdr))
 		qp->sq.max_sge = slot_sges(resp->sq.slot_size, shdr);
 	max_inline = resp->max_inline;
 	if (max_inline > resp->sq.slot_size - shdr)
 		max_inline = resp->sq.slot_size - shdr;
 	qp->sq.max_inline = max_inline;
-	qp->rq.max_sge = attr->cap.max_recv_sge;
+	qp->rq.max_sge = cap->max_recv_sge;
 	if (qp->rq.max_sge > slot_sges(resp->rq.slot_size, rhdr))
 		qp->rq.max_sge = slot_sges(resp->rq.slot_size, rhdr);
 	return 0;
+}
+
+/*
+ * After CREATE_QP: map the rings the response describes, set up the locks
+ * and write the usable capabilities to cap (what applications read back:
+ * ibv_ud_pingpong decides on inline by it).  0 or an errno value.
+ */
+int metaroce_qp_setup(struct ibv_context *context, struct metaroce_qp *qp,
+		      struct ibv_qp_cap *cap,
+		      const struct metaroce_create_qp_resp *resp)
+{
+	int ret;
+
+	ret = metaroce_map_qp(context, qp, cap, resp);
+	if (ret)
+		return ret;
+	ret = pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_unmap;
+	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret) {
+		pthread_spin_destroy(&qp->sq.lock);
+		goto err_unmap;
+	}
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_recv_sge = qp->rq.max_sge;
+	cap->max_inline_data = qp->sq.max_inline;
+	return 0;
+
+err_unmap:
+	metaroce_unmap_qp(qp);
+	return ret;
 }
 
 struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
@@ -100,25 +132,11 @@ struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
 	if (ret)
 		goto err_free;
 
-	ret = metaroce_map_qp(pd->context, qp, attr, &resp.drv_payload);
+	ret = metaroce_qp_setup(pd->context, qp, &attr->cap, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
-	ret = pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		goto err_unmap;
-	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret) {
-		pthread_spin_destroy(&qp->sq.lock);
-		goto err_unmap;
-	}
-	/* What applications read back (ibv_ud_pingpong decides on inline). */
-	attr->cap.max_send_sge = qp->sq.max_sge;
-	attr->cap.max_recv_sge = qp->rq.max_sge;
-	attr->cap.max_inline_data = qp->sq.max_inline;
 	return &qp->vqp.qp;
 
-err_unmap:
-	metaroce_unmap_qp(qp);
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
@@ -231,14 +249,22 @@ static bool metaroce_publish(struct metaroce_uring *r)
 	       METAROCE_RING_F_NEED_WAKEUP;
 }
 
-static bool metaroce_ring_full(const struct metaroce_uring *r)
+/* Under the SQ lock, after producing: 0 or the doorbell's errno value. */
+int metaroce_sq_publish(struct metaroce_qp *qp)
+{
+	if (!metaroce_publish(&qp->sq.ring))
+		return 0;
+	return metaroce_send_doorbell(&qp->vqp.qp);
+}
+
+bool metaroce_ring_full(const struct metaroce_uring *r)
 {
 	return r->idx - __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE) >=
 	       metaroce_uring_slots(r);
 }
 
 /* Posting is allowed from RTS on (including SQD, SQE and ERR). */
-static bool metaroce_can_send(const struct ibv_qp *ibqp)
+bool metaroce_can_send(const struct ibv_qp *ibqp)
 {
 	switch (ibqp->state) {
 	case IBV_QPS_RESET:
@@ -250,7 +276,7 @@ static bool metaroce_can_send(const struct ibv_qp *ibqp)
 	}
 }
 
-static bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
+bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
 	if (type == IBV_QPT_UD)
 		return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
@@ -268,9 +294,6 @@ static bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 		return false;
 	}
 }
-
-#define METAROCE_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
-			     IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
 /* Check one work request as ibv_post_send(3) wants; 0 or an errno value. */
 static int metaroce_check_send_wr(struct metaroce_qp *qp,
@@ -399,8 +422,8 @@ int metaroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 					(uint32_t)len);
 		r->idx++;
 	}
-	if (r->idx != start && metaroce_publish(r)) {
-		db = metaroce_send_doorbell(ibqp);
+	if (r->idx != start) {
+		db = metaroce_sq_publish(qp);
 		if (db && !ret)
 			ret = db;
 	}

@@ -30,6 +30,17 @@ int metaroce_uring_map(struct ibv_context *context, struct metaroce_uring *r,
 		 context->cmd_fd, (off_t)info->offset);
 	if (p == MAP_FAILED)
 		return errno;
+	/*
+	 * A forked child gets no view of our rings: it could only corrupt
+	 * them (verbs are not usable in the child), and its mapping would
+	 * keep the kernel's ring alive after we destroy the queue.
+	 */
+	if (madvise(p, info->size, MADV_DONTFORK)) {
+		int err = errno;
+
+		munmap(p, info->size);
+		return err;
+	}
 
 	r->hdr = p;
 	r->map_size = info->size;

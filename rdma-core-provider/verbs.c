@@ -125,6 +125,24 @@ int metaroce_dereg_mr(struct verbs_mr *vmr)
 }
 
 /*
+ * ibv_rereg_mr(): the kernel re-registers in place (same handle); the new
+ * keys come back in the response.  libibverbs has checked the flags and
+ * updates mr->pd, addr and length itself.
+ */
+int metaroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		      void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	return ibv_cmd_rereg_mr(vmr, (uint32_t)flags, addr, length,
+				(uintptr_t)addr, access, pd, &cmd, sizeof(cmd),
+				&resp, sizeof(resp));
+}
+
+/*
  * Address handles live in the kernel; UD WQEs name one by the number the
  * CREATE_AH response carries (ibv_create_ah_from_wc() ends up here too).
  */

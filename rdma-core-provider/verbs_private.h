@@ -76,7 +76,10 @@
 	X(ibv_cmd_create_srq)			\
 	X(ibv_cmd_modify_srq)			\
 	X(ibv_cmd_query_srq)			\
-	X(ibv_cmd_destroy_srq)
+	X(ibv_cmd_destroy_srq)			\
+	X(ibv_cmd_create_cq_ex)			\
+	X(ibv_cmd_create_qp_ex)			\
+	X(ibv_cmd_rereg_mr)
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -410,6 +413,7 @@ VP_WRITE_CMD(ibv_get_context, ib_uverbs_get_context);
 VP_WRITE_CMD(ibv_query_port, ib_uverbs_query_port);
 VP_WRITE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 VP_WRITE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+VP_WRITE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 
 /* The CQ/QP path. */
 VP_WRITE_CMD(ibv_create_cq, ib_uverbs_create_cq);
@@ -552,6 +556,41 @@ int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 
+/*
+ * Extended CQ and QP creation.  ibv_cmd_create_cq_ex() turns the timestamp
+ * wc_flags into IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION for the kernel and
+ * fills cq->cq (handle, cqe, context); cmd_flags is a mask of the enum
+ * below.  ibv_cmd_create_qp_ex() sends the legacy CREATE_QP command (so
+ * the udata is laid out as for ibv_cmd_create_qp()), accepts only the
+ * PD, XRCD and SEND_OPS_FLAGS comp_mask bits, fills qp->qp and writes the
+ * granted capabilities back to attr_ex->cap.
+ */
+enum {
+	CREATE_CQ_CMD_FLAGS_TS_IGNORED_EX = 1 << 0,
+};
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
+
+/*
+ * REREG_MR: flags are IBV_REREG_MR_CHANGE_*; on success the kernel's new
+ * lkey/rkey are stored in vmr->ibv_mr (ibv_rereg_mr() itself updates
+ * pd, addr and length).
+ */
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
+
 /* ------------------------------------------------------------------------
  * Layout pins
  * ------------------------------------------------------------------------ */
@@ -572,6 +611,7 @@ VP_SIZE_IS(struct ib_uverbs_cmd_hdr, 8);
 VP_SIZE_IS(struct ibv_get_context, 16);
 VP_SIZE_IS(struct ibv_alloc_pd, 16);
 VP_SIZE_IS(struct ibv_reg_mr, 48);
+VP_SIZE_IS(struct ibv_rereg_mr, 56);
 VP_SIZE_IS(struct ibv_query_port, 24);
 VP_SIZE_IS(struct ibv_create_cq, 40);
 VP_SIZE_IS(struct ibv_create_cq_ex, 56);

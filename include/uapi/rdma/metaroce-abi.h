@@ -10,6 +10,7 @@
 #define METAROCE_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_verbs.h>
 
 /*
  * uverbs ABI version reported by the kernel (ib_device_ops.uverbs_abi_ver).
@@ -137,6 +138,24 @@ struct metaroce_recv_wqe {
  * ex.invalidate_rkey in host order.
  */
 #define METAROCE_CQE_SIZE		64
+
+/*
+ * The whole CQE.  A CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
+ * (ibv_create_cq_ex() with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP or
+ * _WALLCLOCK) also gets the time the kernel produced the completion:
+ * completion_ts in CLOCK_MONOTONIC nanoseconds (the device clock: the
+ * device reports hca_core_clock = 1000000 kHz and a 64-bit
+ * timestamp_mask) and wallclock_ns in CLOCK_REALTIME nanoseconds.  Both
+ * are 0 in the CQEs of other CQs.
+ */
+struct metaroce_cqe {
+	struct ib_uverbs_wc wc;
+	__aligned_u64 completion_ts;
+	__aligned_u64 wallclock_ns;
+};
+
+/* The device clock: 1 GHz (nanoseconds), in kHz as ibv_device_attr_ex. */
+#define METAROCE_CORE_CLOCK_KHZ		1000000ULL
 
 #define METAROCE_WC_GRH			(1U << 0)
 #define METAROCE_WC_WITH_IMM		(1U << 1)

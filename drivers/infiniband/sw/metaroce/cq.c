@@ -12,6 +12,8 @@
 
 #define MROCE_CQ_F_ARMED (METAROCE_CQ_F_ARMED_NEXT | METAROCE_CQ_F_ARMED_SOLICITED)
 
+static_assert(sizeof(struct metaroce_cqe) == METAROCE_CQE_SIZE);
+
 static int mroce_check_cqe(struct mroce_dev *mdev, int cqe)
 {
 	return cqe < 1 || cqe > mdev->attr.max_cqe ? -EINVAL : 0;
@@ -51,7 +53,9 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
 	int err;
 
-	if (attr->flags)
+	/* Completion timestamps go into the CQEs of user CQs only. */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION ||
+	    (attr->flags && !udata))
 		return -EOPNOTSUPP;
 	if (mroce_check_cqe(mdev, attr->cqe))
 		return -EINVAL;
@@ -61,6 +65,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -ENOMEM;
 
 	spin_lock_init(&cq->lock);
+	cq->timestamps = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	if (udata) {
 		err = mroce_create_user_cq(cq, attr->cqe, udata);
 		if (err)
@@ -145,12 +150,21 @@ static int mroce_user_cq_complete(struct mroce_cq *cq, const struct ib_wc *wc,
 {
 	struct mroce_ring *r = &cq->uring;
 	u32 *flags = &r->hdr->flags;
+	struct metaroce_cqe *cqe;
 	u32 armed;
 
 	/* The consumer index is the process's: a bogus one reads as full. */
 	if (mroce_ring_full(r))
 		return -ENOSPC;
-	mroce_fill_uwc(mroce_ring_slot(r, r->prod), wc);
+	cqe = mroce_ring_slot(r, r->prod);
+	mroce_fill_uwc(&cqe->wc, wc);
+	if (cq->timestamps) {
+		cqe->completion_ts = ktime_get_ns();
+		cqe->wallclock_ns = ktime_get_real_ns();
+	} else {
+		cqe->completion_ts = 0;
+		cqe->wallclock_ns = 0;
+	}
 	mroce_ring_produce(r);
 	/*
 	 * Pairs with the poller's atomic OR of an arm bit before it polls:
@@ -303,7 +317,7 @@ static int mroce_resize_user_cq(struct mroce_cq *cq, int cqe,
 	}
 	for (i = 0; i < n; i++)
 		memcpy(mroce_ring_slot(&new, i), mroce_ring_slot(&old, cons + i),
-		       sizeof(struct ib_uverbs_wc));
+		       sizeof(struct metaroce_cqe));
 	new.prod = n;
 	WRITE_ONCE(new.hdr->producer, n);
 	WRITE_ONCE(new.hdr->flags, READ_ONCE(old.hdr->flags) & MROCE_CQ_F_ARMED);

@@ -151,6 +151,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.query_qp = mroce_query_qp,
 	.query_srq = mroce_query_srq,
 	.reg_user_mr = mroce_reg_user_mr,
+	.rereg_user_mr = mroce_rereg_user_mr,
 	.req_notify_cq = mroce_req_notify_cq,
 	.resize_cq = mroce_resize_cq,
 
@@ -197,6 +198,9 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->max_srq = MROCE_MAX_SRQ;
 	a->max_srq_wr = MROCE_MAX_QP_WR;
 	a->max_srq_sge = MROCE_MAX_SGE;
+	/* User CQE timestamps are nanoseconds (metaroce-abi.h). */
+	a->timestamp_mask = ~0ULL;
+	a->hca_core_clock = METAROCE_CORE_CLOCK_KHZ;
 	addrconf_addr_eui48((u8 *)&a->sys_image_guid, ndev->dev_addr);
 }
 

@@ -153,3 +153,32 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	mroce_mr_free(to_mmr(ibmr));
 	return 0;
 }
+
+/*
+ * ibv_rereg_mr(): register afresh with what changes and what stays, and
+ * hand the core the new MR, which then destroys the old one.  The keys
+ * change, as a re-registration may do (IBA 11.2.8.4).
+ */
+struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct mroce_mr *mr = to_mmr(ibmr);
+	struct ib_mr *new;
+
+	if (mr->type != MROCE_MR_USER)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = mr->length;
+		iova = mr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	new = mroce_reg_user_mr(pd, start, length, iova, access, udata);
+	if (!IS_ERR(new)) {
+		new->iova = iova;
+		new->length = length;
+	}
+	return new;
+}

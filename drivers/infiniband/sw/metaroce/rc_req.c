@@ -513,6 +513,18 @@ out:
 	mroce_qp_put(qp);
 }
 
+/*
+ * A READ or ATOMIC got its whole response: a fenced WQE behind it may go
+ * now.  No ACK need follow to run the waiters, so kick the send worker
+ * when there is work it held back.
+ */
+static void mroce_rc_unfence(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	mroce_wait(conn, qp);
+	if (qp->stream.send_idx != qp->sq.fetch)
+		mroce_qp_kick(qp);
+}
+
 /* A READ_RESP or ATOMIC_RESP for one of our requests (spec 10.4, 10.5). */
 void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff *skb)
@@ -539,6 +551,7 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 			wqe->rc_status = IB_WC_LOC_PROT_ERR;
 		wqe->resp_done = true;
 		mroce_rc_complete_ready(conn, qp);
+		mroce_rc_unfence(conn, qp);
 		return;
 	}
 	if (wqe->opcode != IB_WR_RDMA_READ ||
@@ -570,5 +583,5 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 	mroce_rc_complete_ready(conn, qp);
 	mroce_sync_arm(conn, qp, true);
 	if (wqe->resp_done)
-		mroce_wait(conn, qp);	/* a fenced WQE may now go */
+		mroce_rc_unfence(conn, qp);
 }

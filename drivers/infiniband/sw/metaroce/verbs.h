@@ -91,6 +91,7 @@ struct mroce_cq {
 	u32 count;		/* kernel CQ: completions in the ring */
 	enum ib_cq_notify_flags armed;	/* kernel CQ: 0 when not armed */
 	bool overflow;
+	bool timestamps;	/* user CQ: fill in the CQE timestamps */
 	struct mroce_ring uring;	/* user CQ */
 	struct rdma_user_mmap_entry *mmap;	/* user CQ: uring's mapping */
 };
@@ -271,6 +272,9 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata);
 
 /* frmr.c: fast registration and invalidation */
 struct ib_mr *mroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,

@@ -1,0 +1,41 @@
+#!/bin/bash
+# vm: -t 1500
+# Unmodified perftest between the two namespaces: every RC test
+# (ib_{send,write,read}_{bw,lat}, ib_atomic_{bw,lat}) with one QP and with
+# four (-q 4, bandwidth tests: perftest's latency tests take one QP); the
+# rdma_cm (-R) and UD runs are in test_perftest_cm.  Both
+# sides must finish without errors and report sane figures: the expected
+# iteration count, a positive bandwidth or a finite positive latency.  The
+# server's device must have received at least one data packet per message
+# and sent no NAK.
+. "$(dirname "$0")/lib.sh"
+
+RC_TESTS=(send_bw send_lat write_bw write_lat read_bw read_lat atomic_bw
+	  atomic_lat)
+tap_plan $((${#RC_TESTS[@]} + ${#RC_TESTS[@]} / 2 + 1))
+setup_two_hosts
+modprobe rdma_ucm
+ip netns exec $NS_A rdma link add ra type metaroce netdev va
+ip netns exec $NS_B rdma link add rb type metaroce netdev vb
+wait_for 10 gid_index ra
+wait_for 10 gid_index rb
+. "$(dirname "$0")/perflib.sh"
+
+for t in "${RC_TESTS[@]}"; do
+	# shellcheck disable=SC2046
+	ok_if "ib_$t" perf "ib_$t" 0 100 ib_$t $(size $t)
+done
+# perftest runs several QPs in its bandwidth tests only.
+for t in "${RC_TESTS[@]}"; do
+	[[ $t == *_bw ]] || continue
+	# shellcheck disable=SC2046
+	ok_if "ib_$t -q 4" perf "ib_$t -q 4" 0 50 ib_$t -q 4 $(size $t)
+done
+ok_if "no user objects left" bash -c \
+	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&
+	 ! rdma res show cm_id | grep -q .'
+
+rdma link delete ra
+rdma link delete rb
+modprobe -r metaroce
+tap_done
