@@ -752,12 +752,35 @@ unlock:
 	mroce_conn_xmit(conn);
 }
 
-/*
- * A plane changed state (spec 7.9): its paths fail at once when it goes
- * down or is removed, and are probed at once when it comes back.  RTNL.
- */
-void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,
-			     bool removed)
+/* What a plane event does to one established connection. */
+struct mroce_plane_ev {
+	int plane;
+	bool up;
+	bool removed;
+	bool added;
+};
+
+static void mroce_conn_plane_ev(struct mroce_conn *conn,
+				const struct mroce_plane_ev *ev,
+				struct sk_buff_head *q)
+{
+	if (ev->added) {
+		mroce_conn_pair_planes(conn);
+		if (conn->planes_paired & BIT(ev->plane))
+			mroce_paths_add_plane(conn, ev->plane, true, q);
+	} else if (ev->up && !ev->removed) {
+		mroce_paths_plane_up(conn, ev->plane, q);
+	} else {
+		mroce_paths_plane_down(conn, ev->plane, ev->removed, q);
+	}
+	mroce_retx_flush(conn, q);
+	mroce_rc_kick_waiters(conn, q);
+	mroce_conn_arm_timer(conn);
+}
+
+/* Apply a plane event to every established connection of mdev.  RTNL. */
+static void mroce_conns_plane(struct mroce_dev *mdev,
+			      const struct mroce_plane_ev *ev)
 {
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
@@ -766,15 +789,8 @@ void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,
 	list_for_each_entry_rcu(conn, &mdev->conns, list) {
 		__skb_queue_head_init(&q);
 		spin_lock_bh(&conn->lock);
-		if (conn->state == MROCE_CONN_ESTABLISHED) {
-			if (up && !removed)
-				mroce_paths_plane_up(conn, plane, &q);
-			else
-				mroce_paths_plane_down(conn, plane, removed, &q);
-			mroce_retx_flush(conn, &q);
-			mroce_rc_kick_waiters(conn, &q);
-			mroce_conn_arm_timer(conn);
-		}
+		if (conn->state == MROCE_CONN_ESTABLISHED)
+			mroce_conn_plane_ev(conn, ev, &q);
 		mroce_conn_tx_commit(conn, &q);
 		spin_unlock_bh(&conn->lock);
 		mroce_conn_xmit(conn);
@@ -782,26 +798,23 @@ void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,
 	rcu_read_unlock();
 }
 
+/*
+ * A plane changed state (spec 7.9): its paths fail at once when it goes
+ * down or is removed, and are probed at once when it comes back.
+ */
+void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,
+			     bool removed)
+{
+	struct mroce_plane_ev ev = { .plane = plane, .up = up,
+				     .removed = removed };
+
+	mroce_conns_plane(mdev, &ev);
+}
+
 /* A plane was added: established connections put paths on it (P2). */
 void mroce_conns_plane_added(struct mroce_dev *mdev, int plane)
 {
-	struct mroce_conn *conn;
-	struct sk_buff_head q;
+	struct mroce_plane_ev ev = { .plane = plane, .added = true };
 
-	rcu_read_lock();
-	list_for_each_entry_rcu(conn, &mdev->conns, list) {
-		__skb_queue_head_init(&q);
-		spin_lock_bh(&conn->lock);
-		if (conn->state == MROCE_CONN_ESTABLISHED) {
-			mroce_conn_pair_planes(conn);
-			if (conn->planes_paired & BIT(plane)) {
-				mroce_paths_add_plane(conn, plane, true, &q);
-				mroce_conn_arm_timer(conn);
-			}
-		}
-		mroce_conn_tx_commit(conn, &q);
-		spin_unlock_bh(&conn->lock);
-		mroce_conn_xmit(conn);
-	}
-	rcu_read_unlock();
+	mroce_conns_plane(mdev, &ev);
 }
