@@ -39,8 +39,8 @@
  *
  * METAROCE_CMD_PLANE_ADD, METAROCE_CMD_PLANE_DEL (CAP_NET_ADMIN)
  *	do:   DEV_NAME and IFNAME: add the netdev IFNAME to the device as a
- *	      plane, or remove it.  -EOPNOTSUPP from a module built without
- *	      planes.
+ *	      plane, or remove it.  IFNAME is looked up in the requester's
+ *	      network namespace.  -EEXIST if it already serves a device.
  */
 #ifndef METAROCE_NL_USER_H
 #define METAROCE_NL_USER_H
@@ -93,6 +93,7 @@ enum metaroce_plane_attr {
 	METAROCE_PLANE_A_IFNAME,	/* string */
 	METAROCE_PLANE_A_IFINDEX,	/* u32 */
 	METAROCE_PLANE_A_UP,		/* u8: 1 running with carrier */
+	METAROCE_PLANE_A_INDEX,		/* u32: plane number, 0 the device's own */
 
 	__METAROCE_PLANE_A_MAX,
 	METAROCE_PLANE_A_MAX = __METAROCE_PLANE_A_MAX - 1
@@ -156,6 +157,7 @@ enum metaroce_path_attr {
 	METAROCE_PATH_A_REROUTES,	/* u32: moves to fresh entropy */
 	METAROCE_PATH_A_ALPHA,		/* u32: DCTCP alpha, 65536 = 1.0 */
 	METAROCE_PATH_A_LOSS_PCT,	/* u32: loss rate of the last window, % */
+	METAROCE_PATH_A_PLANE,		/* u32: the plane the path goes out on */
 
 	__METAROCE_PATH_A_MAX,
 	METAROCE_PATH_A_MAX = __METAROCE_PATH_A_MAX - 1

@@ -37,6 +37,7 @@ static const struct nla_policy mroce_nl_policy[METAROCE_A_MAX + 1] = {
 /* One path, copied under conn->lock. */
 struct mroce_nl_path {
 	u32 id;
+	u32 plane;
 	u8 state;
 	u16 sport;
 	u32 cwnd;
@@ -161,34 +162,50 @@ static u32 mroce_nl_num_conns(struct mroce_dev *mdev)
 	return n;
 }
 
+/* One plane, under RCU. */
+static int mroce_nl_put_plane(struct sk_buff *skb, struct net_device *ndev,
+			      int i)
+{
+	struct nlattr *plane;
+	bool up;
+
+	up = netif_running(ndev) && netif_carrier_ok(ndev);
+	plane = nla_nest_start(skb, i + 1);
+	if (!plane)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, METAROCE_PLANE_A_INDEX, i) ||
+	    nla_put_string(skb, METAROCE_PLANE_A_IFNAME, netdev_name(ndev)) ||
+	    nla_put_u32(skb, METAROCE_PLANE_A_IFINDEX, ndev->ifindex) ||
+	    nla_put_u8(skb, METAROCE_PLANE_A_UP, up)) {
+		nla_nest_cancel(skb, plane);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, plane);
+	return 0;
+}
+
 static int mroce_nl_put_planes(struct sk_buff *skb, struct mroce_dev *mdev)
 {
-	char ifname[IFNAMSIZ];
 	struct net_device *ndev;
-	struct nlattr *planes, *plane;
-	int err = -EMSGSIZE;
-	bool up;
+	struct nlattr *planes;
+	int i, err = 0;
 
 	planes = nla_nest_start(skb, METAROCE_A_DEV_PLANES);
 	if (!planes)
 		return -EMSGSIZE;
-	ndev = ib_device_get_netdev(&mdev->ibdev, MROCE_PORT);
-	if (ndev) {
-		strscpy(ifname, netdev_name(ndev), IFNAMSIZ);
-		up = netif_running(ndev) && netif_carrier_ok(ndev);
-		plane = nla_nest_start(skb, 1);
-		if (!plane ||
-		    nla_put_string(skb, METAROCE_PLANE_A_IFNAME, ifname) ||
-		    nla_put_u32(skb, METAROCE_PLANE_A_IFINDEX, ndev->ifindex) ||
-		    nla_put_u8(skb, METAROCE_PLANE_A_UP, up))
-			goto out;
-		nla_nest_end(skb, plane);
+	rcu_read_lock();
+	for (i = 0; i < MROCE_MAX_PLANES && !err; i++) {
+		ndev = mroce_plane_dev(mdev, i);
+		if (ndev)
+			err = mroce_nl_put_plane(skb, ndev, i);
+	}
+	rcu_read_unlock();
+	if (err) {
+		nla_nest_cancel(skb, planes);
+		return err;
 	}
 	nla_nest_end(skb, planes);
-	err = 0;
-out:
-	dev_put(ndev);
-	return err;
+	return 0;
 }
 
 static int mroce_nl_put_dev(struct sk_buff *skb, struct mroce_dev *mdev)
@@ -343,6 +360,7 @@ static void mroce_nl_copy_path(struct mroce_nl_path *p,
 			       struct mroce_path *path)
 {
 	p->id = path->id;
+	p->plane = path->plane;
 	p->state = mroce_nl_path_state[path->state];
 	p->sport = ntohs(path->sport);
 	p->cwnd = path->cwnd;
@@ -416,7 +434,8 @@ static int mroce_nl_put_path(struct sk_buff *skb, const struct mroce_nl_path *p)
 			      METAROCE_PATH_A_PAD) ||
 	    nla_put_u32(skb, METAROCE_PATH_A_REROUTES, p->reroutes) ||
 	    nla_put_u32(skb, METAROCE_PATH_A_ALPHA, p->alpha) ||
-	    nla_put_u32(skb, METAROCE_PATH_A_LOSS_PCT, p->loss_pct)) {
+	    nla_put_u32(skb, METAROCE_PATH_A_LOSS_PCT, p->loss_pct) ||
+	    nla_put_u32(skb, METAROCE_PATH_A_PLANE, p->plane)) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
@@ -703,7 +722,6 @@ static int mroce_nl_tunable_set_doit(struct sk_buff *skb,
 
 /* --- PLANE_ADD, PLANE_DEL -------------------------------------------- */
 
-#if MROCE_NL_PLANES
 static int mroce_nl_plane(struct genl_info *info, bool add)
 {
 	struct nlattr *ifattr = info->attrs[METAROCE_A_IFNAME];
@@ -748,7 +766,6 @@ static int mroce_nl_plane_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	return mroce_nl_plane(info, false);
 }
-#endif
 
 /* --- The family ------------------------------------------------------ */
 
@@ -780,7 +797,6 @@ static const struct genl_ops mroce_nl_ops[] = {
 		.doit = mroce_nl_tunable_set_doit,
 		.flags = GENL_ADMIN_PERM,
 	},
-#if MROCE_NL_PLANES
 	{
 		.cmd = METAROCE_CMD_PLANE_ADD,
 		.doit = mroce_nl_plane_add_doit,
@@ -791,7 +807,6 @@ static const struct genl_ops mroce_nl_ops[] = {
 		.doit = mroce_nl_plane_del_doit,
 		.flags = GENL_ADMIN_PERM,
 	},
-#endif
 };
 
 static struct genl_family mroce_nl_family __ro_after_init = {
