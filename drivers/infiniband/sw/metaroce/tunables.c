@@ -63,7 +63,8 @@ static const struct kernel_param_ops mroce_param_ops = {
 
 /*
  * A tunable: its variable, its entry (name, range) and its module
- * parameter (MODULE_PARM_DESC spelled out: name is used once).  Every entry must also be listed in mroce_tunables[] below.
+ * parameter (MODULE_PARM_DESC spelled out: name is used once).  Every
+ * entry must also be listed in mroce_tunables[] below.
  */
 #define MROCE_TUNABLE(name, def, lo, hi, desc)				\
 	unsigned int mroce_##name = def;				\
@@ -100,7 +101,7 @@ MROCE_TUNABLE(ai_pkts, 1, 1, 16, "Additive increase per connection per RTT, pack
 MROCE_TUNABLE(dctcp_g_shift, 4, 1, 10, "DCTCP gain g = 2^-shift");
 MROCE_TUNABLE(pace_burst_pkts, 4, 1, 64, "Pacing bucket depth, packets");
 MROCE_TUNABLE(loss_is_congestion, 0, 0, 1, "Treat every loss as congestion");
-MROCE_TUNABLE(rx_capacity_mbps, 0, 0, 100000000, "Capacity for the rate hint, Mb/s (0: link speed)");
+MROCE_TUNABLE(rx_capacity_mbps, 0, 0, 100000000, "Rate hint capacity, Mb/s (0: link speed)");
 MROCE_TUNABLE(rx_target_util_pct, 95, 50, 100, "Share of the capacity handed out in hints, %");
 MROCE_TUNABLE(hint_active_us, 200, 20, 100000, "Activity window of the rate hint, us");
 MROCE_TUNABLE(hint_interval_us, 50, 10, 10000, "Recomputation period of the rate hint, us");
