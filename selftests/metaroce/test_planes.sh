@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: -n 2 -t 1200
+# vm: -t 1200
 # Planes (spec 7.1, 7.9) through the metaroce tool: hosts mra and mrb
 # joined by two veth pairs (va/vb 10.77.0.x and va2/vb2 10.77.1.x), the
 # devices on va/vb and va2/vb2 added as plane 1 before any connection.  RC

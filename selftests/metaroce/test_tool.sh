@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: -n 2 -t 900
+# vm: -t 900
 # The metaroce tool (tools/metaroce) against the module's generic netlink
 # family: show and --json after RC traffic, tunables get/set round trips
 # that take effect, input errors with their messages and exit codes, the
