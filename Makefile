@@ -3,7 +3,7 @@
 # MetaRoCE: kernel module, rdma-core provider, tests.
 #
 #   make deps      install build/test dependencies (apt-get, idempotent)
-#   make           build metaroce.ko and libmetaroce-rdmav34.so
+#   make           build metaroce.ko, libmetaroce-rdmav34.so and tools/metaroce
 #   make install   install both (depmod, /etc/libibverbs.d/metaroce.driver);
 #                  DESTDIR=dir stages the files under dir instead
 #   make demo      boot the bundled VM: two devices in two namespaces
@@ -23,11 +23,11 @@ KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
 KMOD := drivers/infiniband/sw/metaroce/metaroce.ko
 PROVIDER := rdma-core-provider/libmetaroce-rdmav34.so
 
-.PHONY: all module provider tools compliance install deps check demo lint bench clean
+.PHONY: all module provider tools tool compliance install deps check demo lint bench clean
 
 all: module provider tools
 
-tools: tools/mrfuzz
+tools: tools/mrfuzz tool
 
 tools/mrfuzz: tools/mrfuzz.c
 	$(CC) -O2 -Wall -Wextra -o $@ $<
@@ -40,12 +40,16 @@ module:
 provider:
 	$(MAKE) -C rdma-core-provider
 
+tool:
+	$(MAKE) -C tools/metaroce
+
 # Installs what `make` built (DESTDIR stages into a directory instead).
 install:
 	@test -f $(KMOD) -a -f $(PROVIDER) || { echo "run 'make' first" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(shell modinfo -F vermagic $(KMOD) | cut -d' ' -f1)
 	$(MAKE) -C rdma-core-provider install
+	$(MAKE) -C tools/metaroce install
 
 deps:
 	tools/deps.sh
@@ -73,3 +77,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/metaroce/kverbs clean
 	$(MAKE) -C rdma-core-provider clean
 	rm -f tools/mrfuzz
+	$(MAKE) -C tools/metaroce clean

@@ -7,7 +7,7 @@ PKGS=(
 	# build
 	build-essential gcc make pkg-config kmod xz-utils cpio
 	linux-headers-6.12-amd64 libibverbs-dev librdmacm-dev
-	sparse linux-source-6.12
+	sparse linux-source-6.12 libmnl-dev
 	# VM test bench: the guest kernel, qemu and an initramfs shell
 	linux-image-6.12-amd64 qemu-system-x86 busybox-static
 	# userspace that runs inside the guest (shared from the host root)

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 DRV=drivers/infiniband/sw/metaroce
-UAPI=include/uapi/rdma/metaroce-abi.h
+UAPI=(include/uapi/rdma/metaroce-abi.h include/uapi/rdma/metaroce-nl.h)
 CACHE=.vm/lint
 SRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
 SRC_PREFIX=linux-source-6.12
@@ -74,7 +74,7 @@ while IFS= read -r f; do
 	kv_files+=("$f")
 done < <(find selftests/metaroce/kverbs -maxdepth 1 -type f \
 		\( -name '*.c' -o -name '*.h' \) ! -name '*.mod.c' | sort)
-files=("${drv_files[@]}" "$UAPI" "${kv_files[@]}")
+files=("${drv_files[@]}" "${UAPI[@]}" "${kv_files[@]}")
 
 status=0
 
@@ -94,10 +94,10 @@ fi
 # metaroce.ko in the working tree that "make check" may be using.
 src=$CACHE/src
 rm -rf "$src"
-mkdir -p "$src/$DRV" "$src/$(dirname "$UAPI")"
+mkdir -p "$src/$DRV" "$src/include/uapi/rdma"
 cp Kbuild "$src/"
 cp "$DRV/Kbuild" "${drv_files[@]}" "$src/$DRV/"
-cp "$UAPI" "$src/$UAPI"
+cp "${UAPI[@]}" "$src/include/uapi/rdma/"
 
 build_log=$CACHE/build.log
 if ! make -C "$KDIR" M="$ROOT/$src" C=2 W=1 modules >"$build_log" 2>&1; then

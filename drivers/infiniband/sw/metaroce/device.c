@@ -41,6 +41,30 @@ struct mroce_dev *mroce_find_by_netdev(struct net_device *ndev)
 	return found;
 }
 
+/*
+ * The registered device with the lowest ib_core index at or above index,
+ * referenced (ib_device_put()), or NULL.  For walks that drop every lock
+ * between two devices, such as netlink dumps (netlink.c).
+ */
+struct mroce_dev *mroce_dev_get_from(u32 index)
+{
+	struct mroce_dev *mdev, *found = NULL;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(mdev, &mroce_devices, list) {
+		if (mdev->ibdev.index < index ||
+		    (found && mdev->ibdev.index >= found->ibdev.index))
+			continue;
+		if (!ib_device_try_get(&mdev->ibdev))
+			continue;
+		if (found)
+			ib_device_put(&found->ibdev);
+		found = mdev;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
 static ssize_t metaroce_abi_version_show(struct device *device,
 					 struct device_attribute *attr,
 					 char *buf)

@@ -7,6 +7,7 @@
 
 #include "mroce.h"
 #include "net.h"
+#include "netlink.h"
 
 /* Runs QP send queues; ordered per QP because a work item never reenters. */
 struct workqueue_struct *mroce_wq;
@@ -29,10 +30,15 @@ static int __init mroce_init(void)
 	err = mroce_netdev_events_init();
 	if (err)
 		goto err_net;
+	err = mroce_nl_init();
+	if (err)
+		goto err_events;
 	rdma_link_register(&mroce_link_ops);
 	pr_info("metaroce: loaded, UDP port %u\n", mroce_udp_port);
 	return 0;
 
+err_events:
+	mroce_netdev_events_exit();
 err_net:
 	mroce_net_exit();
 err_wq:
@@ -42,6 +48,7 @@ err_wq:
 
 static void __exit mroce_exit(void)
 {
+	mroce_nl_exit();
 	rdma_link_unregister(&mroce_link_ops);
 	mroce_remove_all();
 	mroce_netdev_events_exit();

@@ -101,6 +101,7 @@ static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
 int mroce_newlink(const char *ibdev_name, struct net_device *ndev);
 void mroce_remove_all(void);
 struct mroce_dev *mroce_find_by_netdev(struct net_device *ndev);
+struct mroce_dev *mroce_dev_get_from(u32 index);
 
 /* plane.c */
 int mroce_plane_of(struct mroce_dev *mdev, const struct net_device *ndev);

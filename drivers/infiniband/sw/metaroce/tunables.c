@@ -1,53 +1,79 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The transport's tunables (spec 17) as module parameters, writable at run
- * time through /sys/module/metaroce/parameters/ and the metaroce tool.  A
- * write outside the spec's range fails with -EINVAL and changes nothing.
+ * The transport's tunables (spec 17): one table, mroce_tunables[], that
+ * both the module parameters (/sys/module/metaroce/parameters/) and the
+ * metaroce tool (netlink.c) read and write, through one range check.  A
+ * write outside a tunable's range fails with -EINVAL and changes nothing.
  */
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
 
 #include "transport.h"
+#include "tunables.h"
 
-struct mroce_range {
-	unsigned int *val;
-	unsigned int lo;
-	unsigned int hi;
-};
-
-static int mroce_range_set(const char *buf, const struct kernel_param *kp)
+const struct mroce_tunable *mroce_tunable_find(const char *name)
 {
-	const struct mroce_range *r = kp->arg;
+	unsigned int i;
+
+	for (i = 0; i < mroce_num_tunables; i++)
+		if (!strcmp(mroce_tunables[i]->name, name))
+			return mroce_tunables[i];
+	return NULL;
+}
+
+/* The one range check of a tunable's value. */
+bool mroce_tunable_valid(const struct mroce_tunable *t, u32 v)
+{
+	return v >= t->lo && v <= t->hi;
+}
+
+u32 mroce_tunable_get(const struct mroce_tunable *t)
+{
+	return READ_ONCE(*t->val);
+}
+
+int mroce_tunable_set(const struct mroce_tunable *t, u32 v)
+{
+	if (!mroce_tunable_valid(t, v))
+		return -EINVAL;
+	WRITE_ONCE(*t->val, v);
+	return 0;
+}
+
+static int mroce_param_set(const char *buf, const struct kernel_param *kp)
+{
 	unsigned int v;
 	int err;
 
 	err = kstrtouint(buf, 0, &v);
 	if (err)
 		return err;
-	if (v < r->lo || v > r->hi)
-		return -EINVAL;
-	WRITE_ONCE(*r->val, v);
-	return 0;
+	return mroce_tunable_set(kp->arg, v);
 }
 
-static int mroce_range_get(char *buf, const struct kernel_param *kp)
+static int mroce_param_get(char *buf, const struct kernel_param *kp)
 {
-	const struct mroce_range *r = kp->arg;
-
-	return sysfs_emit(buf, "%u\n", READ_ONCE(*r->val));
+	return sysfs_emit(buf, "%u\n", mroce_tunable_get(kp->arg));
 }
 
-static const struct kernel_param_ops mroce_range_ops = {
-	.set = mroce_range_set,
-	.get = mroce_range_get,
+static const struct kernel_param_ops mroce_param_ops = {
+	.set = mroce_param_set,
+	.get = mroce_param_get,
 };
 
+/*
+ * A tunable: its variable, its entry (name, range) and its module
+ * parameter (MODULE_PARM_DESC spelled out: name is used once).  Every
+ * entry must also be listed in mroce_tunables[] below.
+ */
 #define MROCE_TUNABLE(name, def, lo, hi, desc)				\
 	unsigned int mroce_##name = def;				\
-	static struct mroce_range mroce_range_##name = {		\
-		&mroce_##name, lo, hi };				\
-	module_param_cb(name, &mroce_range_ops, &mroce_range_##name, 0644); \
-	MODULE_PARM_DESC(name, desc " (default " #def ", " #lo " to " #hi ")")
+	static const struct mroce_tunable mroce_tun_##name = {		\
+		#name, &mroce_##name, lo, hi };				\
+	module_param_cb(name, &mroce_param_ops,				\
+			(void *)&mroce_tun_##name, 0644);		\
+	__MODULE_INFO(parm, parm, #name ":" desc			\
+		      " (default " #def ", " #lo " to " #hi ")")
 
 /* Paths (spec 7) */
 MROCE_TUNABLE(paths_per_plane, 4, 1, 64, "Paths per plane of a new connection");
@@ -75,8 +101,40 @@ MROCE_TUNABLE(ai_pkts, 1, 1, 16, "Additive increase per connection per RTT, pack
 MROCE_TUNABLE(dctcp_g_shift, 4, 1, 10, "DCTCP gain g = 2^-shift");
 MROCE_TUNABLE(pace_burst_pkts, 4, 1, 64, "Pacing bucket depth, packets");
 MROCE_TUNABLE(loss_is_congestion, 0, 0, 1, "Treat every loss as congestion");
-MROCE_TUNABLE(rx_capacity_mbps, 0, 0, 100000000, "Inbound capacity for the rate hint, Mb/s (0: link speed)");
+MROCE_TUNABLE(rx_capacity_mbps, 0, 0, 100000000, "Rate hint capacity, Mb/s (0: link speed)");
 MROCE_TUNABLE(rx_target_util_pct, 95, 50, 100, "Share of the capacity handed out in hints, %");
 MROCE_TUNABLE(hint_active_us, 200, 20, 100000, "Activity window of the rate hint, us");
 MROCE_TUNABLE(hint_interval_us, 50, 10, 10000, "Recomputation period of the rate hint, us");
 MROCE_TUNABLE(hint_ttl_ms, 10, 1, 10000, "Age after which a rate hint is ignored, ms");
+
+/* Every tunable, in the order the metaroce tool lists them. */
+const struct mroce_tunable *const mroce_tunables[] = {
+	&mroce_tun_paths_per_plane,
+	&mroce_tun_min_active_paths,
+	&mroce_tun_suspect_probes,
+	&mroce_tun_probe_max_attempts,
+	&mroce_tun_failed_probe_interval_ms,
+	&mroce_tun_loss_window_pkts,
+	&mroce_tun_path_loss_thresh_pct,
+	&mroce_tun_sport_min,
+	&mroce_tun_sport_max,
+	&mroce_tun_reorder_thresh,
+	&mroce_tun_rto_initial_us,
+	&mroce_tun_rto_min_us,
+	&mroce_tun_rto_max_us,
+	&mroce_tun_ecn,
+	&mroce_tun_init_cwnd_pkts,
+	&mroce_tun_cwnd_min_pkts,
+	&mroce_tun_max_cwnd_pkts,
+	&mroce_tun_ai_pkts,
+	&mroce_tun_dctcp_g_shift,
+	&mroce_tun_pace_burst_pkts,
+	&mroce_tun_loss_is_congestion,
+	&mroce_tun_rx_capacity_mbps,
+	&mroce_tun_rx_target_util_pct,
+	&mroce_tun_hint_active_us,
+	&mroce_tun_hint_interval_us,
+	&mroce_tun_hint_ttl_ms,
+};
+
+const unsigned int mroce_num_tunables = ARRAY_SIZE(mroce_tunables);

@@ -1,0 +1,116 @@
+#!/bin/bash
+# vm: -t 1200
+# Planes (spec 7.1, 7.9) through the metaroce tool: hosts mra and mrb
+# joined by two veth pairs (va/vb 10.77.0.x and va2/vb2 10.77.1.x), the
+# devices on va/vb and va2/vb2 added as plane 1 before any connection.  RC
+# traffic uses both pairs; taking va2 down mid-transfer costs no QP error
+# (every byte checked by the kverbs module) and fails the plane-1 paths;
+# bringing it up makes them ACTIVE and carry traffic again.  Plane add/del
+# errors: twice, on two devices, not a plane.
+. "$(dirname "$0")/lib.sh"
+
+MR=tools/metaroce/metaroce
+KO=selftests/metaroce/kverbs/mroce_kverbs.ko
+tap_plan 17
+
+[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
+
+setup_two_hosts
+ip link add va2 netns $NS_A type veth peer name vb2 netns $NS_B
+ip -n $NS_A addr add 10.77.1.1/24 dev va2
+ip -n $NS_B addr add 10.77.1.2/24 dev vb2
+ip -n $NS_A link set va2 up
+ip -n $NS_B link set vb2 up
+# a third pair, for a second device in mra
+ip link add va3 netns $NS_A type veth peer name vb3 netns $NS_B
+ip -n $NS_A link set va3 up
+ip -n $NS_B link set vb3 up
+ip netns exec $NS_A rdma link add la type metaroce netdev va
+ip netns exec $NS_B rdma link add lb type metaroce netdev vb
+ip netns exec $NS_A rdma link add lc type metaroce netdev va3
+
+mra() { ip netns exec $NS_A $MR "$@"; }
+mrb() { ip netns exec $NS_B $MR "$@"; }
+txp() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
+kverbs() {
+	local tests=$1
+	shift
+	insmod $KO dev_a=la dev_b=lb ip_a=$IP_A ip_b=$IP_B tests="$tests" "$@" &&
+		rmmod mroce_kverbs
+}
+# npaths PLANE STATE: paths of la's connection to lb on PLANE in STATE.
+npaths() {
+	mra show la | grep -c "^    path [0-9]* plane $1 $2 "
+}
+# both_grew A1 A2: va and va2 each sent at least a fifth of what both sent.
+both_grew() {
+	local d1=$(( $(txp $NS_A va) - $1 )) d2=$(( $(txp $NS_A va2) - $2 ))
+	diag "va sent $d1 packets, va2 sent $d2"
+	(( d1 > 100 && d2 > 100 && d1 * 5 >= d1 + d2 && d2 * 5 >= d1 + d2 ))
+}
+# flows_again A1 A2: va2 carries data again: over 200 packets and at least
+# a twentieth of what both sent (healed paths restart from the initial
+# window, so they get less than an even share of a short transfer).
+flows_again() {
+	local d1=$(( $(txp $NS_A va) - $1 )) d2=$(( $(txp $NS_A va2) - $2 ))
+	diag "va sent $d1 packets, va2 sent $d2"
+	(( d2 > 200 && d2 * 20 >= d1 + d2 ))
+}
+show_all() {
+	diag "$(mra show la)"
+	diag "$(cd /sys/class/infiniband/la/ports/1/hw_counters 2>/dev/null && grep -H . path_* paths_active retransmits rto_timeouts 2>/dev/null | tr '\n' ' ')"
+}
+
+ok_if "plane add la va2 (before any connection)" mra plane add la va2
+ok_if "plane add lb vb2" mrb plane add lb vb2
+ok_if "show lists plane 1 va2, up" bash -c "ip netns exec $NS_A $MR show la | grep -q 'plane 1: va2 .* up'"
+fails_with "the same plane twice: EEXIST" "already serves" mra plane add la va2
+fails_with "one netdev on two devices: EEXIST" "already serves" mra plane add lc va2
+fails_with "a device's own netdev as a plane: EEXIST" "already serves" mra plane add lc va
+
+a1=$(txp $NS_A va) a2=$(txp $NS_A va2)
+ok_if "RC SEND/WRITE/READ 1 MiB and rc_many over two planes, every byte" \
+	kverbs rc_send,rc_write,rc_read,rc_many size=1048576
+ok_if "traffic used both veth pairs" both_grew "$a1" "$a2"
+show_all
+ok_if "show: ACTIVE paths on plane 0 and on plane 1" \
+	bash -c "[ \$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 0 ACTIVE ') -ge 1 ] &&
+		 [ \$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 1 ACTIVE ') -ge 1 ]"
+
+# va2 goes down in the middle of a transfer.
+kverbs rc_many iters=5000 > /tmp/planes-many.log 2>&1 &
+pid=$!
+sleep 2
+ip -n $NS_A link set va2 down
+wait $pid
+rc=$?
+ok_if "va2 down mid-transfer: 5000 WRs complete, every byte, no QP error" test $rc -eq 0
+[ $rc -eq 0 ] || diag "$(cat /tmp/planes-many.log)"
+show_all
+ok_if "the plane-1 paths are FAILED" \
+	bash -c "n=\$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 1 '); f=\$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 1 FAILED '); [ \$n -ge 1 ] && [ \$n -eq \$f ]"
+
+ip -n $NS_A link set va2 up
+allup() {
+	local n a
+	n=$(mra show la | grep -c '^    path [0-9]* plane 1 ')
+	a=$(mra show la | grep -c '^    path [0-9]* plane 1 ACTIVE ')
+	[ "$n" -ge 1 ] && [ "$n" -eq "$a" ]
+}
+ok_if "va2 up: the plane-1 paths are ACTIVE again" wait_for 60 allup
+show_all
+a1=$(txp $NS_A va) a2=$(txp $NS_A va2)
+ok_if "after the plane healed: RC WRITE/READ 1 MiB, every byte" \
+	kverbs rc_write,rc_read size=1048576
+ok_if "traffic flows over va2 again" flows_again "$a1" "$a2"
+
+ok_if "plane del la va2" mra plane del la va2
+fails_with "plane del of a netdev that is not a plane" "not a plane" \
+	mra plane del la va2
+ok_if "without plane 1: RC SEND 1 MiB, every byte" kverbs rc_send size=1048576
+show_all
+
+ip netns exec $NS_A rdma link delete lc
+ip netns exec $NS_A rdma link delete la
+ip netns exec $NS_B rdma link delete lb
+tap_done
