@@ -323,7 +323,9 @@ def check_rdma(pkts):
     reqs = {}
     for p in pkts:
         if p.type in (T["READ_REQ"], T["ATOMIC_CS"], T["ATOMIC_FA"]):
-            reqs[(p.sqpn, p.dqpn, p.ssn)] = p
+            # The first transmission: a resend (a TLP, or a request
+            # whose acknowledgment was lost) may follow the response.
+            reqs.setdefault((p.sqpn, p.dqpn, p.ssn), p)
     nr = 0
     for p in pkts:
         if p.type not in (T["READ_RESP"], T["ATOMIC_RESP"]):

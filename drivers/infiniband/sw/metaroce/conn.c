@@ -476,15 +476,56 @@ static bool mroce_cx_len_ok(const struct mroce_bth *bth)
 	       bth->hdr_len * 4 == sizeof(*bth) + sizeof(*cx) + 16 * cx->num_addrs;
 }
 
-/* A CONNECT from peer (spec 6.3.2, 6.3.6). */
+#define MROCE_CONNS_PER_PEER	4	/* connections from one address */
+
+/*
+ * The connection a CONNECT from peer with SCID scid belongs to (spec
+ * 6.3.2, 6.7.2): the one with that SCID; else a handshake of ours to the
+ * same address (simultaneous open) or a restart of the same peer (same
+ * GUID, new epoch); else none, and the CONNECT opens a new connection.
+ * Sets *full when the peer already has its share of connections.
+ * conns_lock held.
+ */
+static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
+					      const union ib_gid *local,
+					      const union ib_gid *peer,
+					      const struct mroce_bth *bth,
+					      bool *full)
+{
+	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
+	struct mroce_conn *conn, *same_addr = NULL;
+	u32 n = 0;
+
+	list_for_each_entry(conn, &mdev->conns, list) {
+		if (conn->state == MROCE_CONN_FAILED ||
+		    memcmp(&conn->peer, peer, sizeof(*peer)) ||
+		    memcmp(&conn->local, local, sizeof(*local)))
+			continue;
+		n++;
+		if (conn->state == MROCE_CONN_ESTABLISHED &&
+		    conn->peer_cid == ntohl(bth->scid))
+			return conn;
+		if (!same_addr)
+			same_addr = conn;
+	}
+	*full = n >= MROCE_CONNS_PER_PEER;
+	if (!same_addr || same_addr->state == MROCE_CONN_CONNECTING)
+		return same_addr;
+	if (cx->guid == same_addr->peer_guid &&
+	    be64_to_cpu(cx->epoch) != same_addr->peer_epoch)
+		return same_addr;	/* the peer restarted */
+	return NULL;
+}
+
+/* A CONNECT from peer (spec 6.3.2, 6.3.6, 6.7.2). */
 static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 			     const union ib_gid *local,
 			     const union ib_gid *peer)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
-	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
+	bool full = false;
 
 	if (!mroce_cx_len_ok(bth) || bth->dcid || !bth->scid) {
 		mroce_count(mdev, DROP_BAD_HEADER);
@@ -492,8 +533,8 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	}
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&mdev->conns_lock);
-	conn = mroce_conn_find(mdev, local, peer);
-	if (!conn)
+	conn = mroce_connect_match(mdev, local, peer, bth, &full);
+	if (!conn && !full)
 		conn = mroce_conn_new(mdev, local, peer);
 	if (!conn) {
 		spin_unlock_bh(&mdev->conns_lock);
@@ -505,20 +546,11 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	    conn->peer_cid == ntohl(bth->scid)) {
 		/* A resent CONNECT: answer it again, create nothing. */
 		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
-	} else if (conn->state == MROCE_CONN_ESTABLISHED &&
-		   (cx->guid != conn->peer_guid ||
-		    be64_to_cpu(cx->epoch) == conn->peer_epoch)) {
-		/*
-		 * Another CONNECT for a live connection is only a restart of
-		 * the same peer (same GUID, new epoch: spec 6.7.2); anything
-		 * else must not take the connection over (MRC-CONN-015).
-		 */
-		mroce_count(mdev, CONN_REJECTED);
 	} else if (!mroce_conn_take_cx(conn, skb)) {
+		/* New, simultaneous open, or the peer restarted. */
 		if (conn->state == MROCE_CONN_ESTABLISHED)
 			mroce_count(mdev, CONN_PEER_RESTART);
-		/* New, or simultaneous open: both handshakes merge. */
-		if (conn->state != MROCE_CONN_ESTABLISHED)
+		else
 			mroce_count(mdev, CONN_ESTABLISHED);
 		conn->state = MROCE_CONN_ESTABLISHED;
 		conn->hs_at = 0;
@@ -527,6 +559,8 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 		mroce_rc_kick_waiters(conn, &q);
 	} else {
 		mroce_count(mdev, DROP_BAD_HEADER);
+		if (conn->state == MROCE_CONN_CONNECTING && !conn->initiator)
+			conn->state = MROCE_CONN_FAILED;	/* made for it */
 	}
 	if (!skb_queue_empty(&q))
 		mroce_reply_to(skb_peek(&q), skb);
