@@ -314,7 +314,8 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 		return NULL;
 	}
 	conn->local_cid = cid;
-	list_add_rcu(&conn->list, &mdev->conns);
+	/* Oldest first: attach picks the oldest connection to a peer. */
+	list_add_tail_rcu(&conn->list, &mdev->conns);
 	mroce_count(mdev, CONN_ACTIVE);
 	return conn;
 }
