@@ -492,6 +492,8 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 			mroce_rtt_sample(path, rtt);
 	}
 	if (path->state != MROCE_PATH_ACTIVE) {	/* P6, P9 */
+		if (path->state == MROCE_PATH_PROBING)
+			path->ssthresh = U32_MAX;	/* a new route */
 		mroce_path_set_state(conn, path, MROCE_PATH_ACTIVE);
 		mroce_cc_path_restart(conn, path);
 		path->backoff = 0;
@@ -571,6 +573,7 @@ static void mroce_path_loss_window(struct mroce_conn *conn,
 	median = pct[n / 2];
 	if (path->loss_pct > 2 * median) {
 		mroce_path_reroute(conn, path);
+		path->ssthresh = U32_MAX;	/* P4: a new route */
 		mroce_cc_path_restart(conn, path);
 	}
 }
