@@ -596,9 +596,12 @@ static bool mroce_path_psn_room(const struct mroce_path *path)
 
 /*
  * The path for a packet of charge bytes (spec 7.8): among the ACTIVE paths
- * whose window allows it, the lowest (bytes in flight + charge) / cwnd,
- * ties to the lowest srtt, starting after the last path used so equal
- * paths take turns.  Avoid is a path not to use if another one can.
+ * whose window allows it, the least loaded one, load being bytes in
+ * flight / cwnd in sixteenths, starting after the last path used so that
+ * equally loaded paths take turns.  A sender that is not window-limited
+ * thus sprays over every path, and a path with a small window (new, or
+ * back from a failure) gets packets to grow it with.  Avoid is a path not
+ * to use if another one can.
  */
 static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 				     int avoid)
@@ -612,9 +615,8 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 		if (!mroce_path_psn_room(p) || !mroce_cc_window_ok(p, charge) ||
 		    (p->id == avoid && n > 1))
 			continue;
-		score = div_u64((u64)(p->bif + charge) << 16, max(p->cwnd, 1U));
-		if (!best || score < best_score ||
-		    (score == best_score && p->srtt_us < best->srtt_us)) {
+		score = div_u64((u64)p->bif << 4, max(p->cwnd, 1U));
+		if (!best || score < best_score) {
 			best = p;
 			best_score = score;
 		}
