@@ -60,7 +60,11 @@ for t in "${tests[@]}"; do
 	[ "$status" = FAIL ] && failed_tests+=("$name")
 	printf '%-40s %s  (%d ok, %d not ok, %d skip, %ds)\n' "$name" "$status" "$p" "$f" "$s" $((SECONDS - start))
 	if [ "$status" = FAIL ]; then
-		grep -h '^not ok' "$out"/vm*/stdout.txt 2>/dev/null | sed 's/^/    /'
+		# Each failed point with the first diagnostics under it, so a CI
+		# summary alone says why.
+		awk '/^not ok/ { n = 8; print; next }
+		     /^#/ && n > 0 { n--; print; next }
+		     { n = 0 }' "$out"/vm*/stdout.txt 2>/dev/null | sed 's/^/    /'
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 done

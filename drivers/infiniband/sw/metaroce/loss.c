@@ -130,6 +130,7 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 	refcount_inc(&rec->qp->ref);
 	f->psn = psn;
 	f->live = true;
+	f->resent = false;
 	f->tries = tries;
 	f->sent = ktime_get();
 	f->charge = mroce_charge(conn, rec);
@@ -176,9 +177,11 @@ void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 	path->win_lost++;
 	refcount_inc(&qp->ref);
 	mroce_resolve(path, f);
-	if (mroce_rc_still_needed(conn, &rec))
+	if (mroce_rc_still_needed(conn, &rec)) {
+		f->resent = true;
 		mroce_path_resend(conn, &rec, min_t(u32, tries + 1, U8_MAX),
 				  path->id, q);
+	}
 	mroce_qp_put(qp);
 }
 
@@ -250,6 +253,33 @@ static s64 mroce_akx_highest(const struct mroce_path *path,
 }
 
 /*
+ * A packet declared lost whose SACK bit is set arrived after all: its
+ * resend was spurious (MRC-ACK-015).  Only SACK bits tell: the receiver's
+ * Cumulative PSN also moves past PSNs the PLW gave up on.
+ */
+static void mroce_count_spurious(struct mroce_conn *conn,
+				 struct mroce_path *path,
+				 const struct mroce_akx *akx, u32 cum)
+{
+	struct mroce_inflight *f;
+	u32 i;
+
+	for (i = 0; i < MROCE_SACK_BITS; i++) {
+		if (!akx->sack[i / 8]) {
+			i += 7;
+			continue;
+		}
+		if (!(akx->sack[i / 8] & (0x80 >> (i % 8))))
+			continue;
+		f = mroce_slot(path, cum + 1 + i);
+		if (!f->live && f->resent && f->psn == cum + 1 + i) {
+			f->resent = false;
+			mroce_count(conn->mdev, SPURIOUS_RETRANSMITS);
+		}
+	}
+}
+
+/*
  * Apply an AKX to path (spec 8.4 steps 1 to 7).  A PROBE_REPLY also
  * proves lost whatever was sent before its probe and is not acknowledged
  * (9.2.3).  Returns false if the AKX was dropped as out of window.
@@ -290,6 +320,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	    mroce_seq_diff(path->plw, path->high_acked) > 0)
 		path->high_acked = high;
 
+	mroce_count_spurious(conn, path, akx, cum);
 	for (psn = path->plw; psn != path->next_psn; psn++) {
 		f = mroce_slot(path, psn);
 		if (!f->live || !mroce_akx_has(akx, cum, psn))

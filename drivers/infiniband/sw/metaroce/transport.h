@@ -121,6 +121,7 @@ struct mroce_inflight {
 	u32 psn;
 	u32 charge;		/* IP bytes, counted in the path's bytes in flight */
 	bool live;		/* sent and not yet acknowledged nor declared lost */
+	bool resent;		/* declared lost and its content sent again */
 	u8 tries;		/* transmissions of this content so far */
 	ktime_t sent;
 };
