@@ -12,7 +12,7 @@
 
 RC_TESTS=(send_bw send_lat write_bw write_lat read_bw read_lat atomic_bw
 	  atomic_lat)
-tap_plan $((${#RC_TESTS[@]} + ${#RC_TESTS[@]} / 2 + 1))
+tap_plan $((${#RC_TESTS[@]} + ${#RC_TESTS[@]} / 2 + 2))
 setup_two_hosts
 modprobe rdma_ucm
 ip netns exec $NS_A rdma link add ra type metaroce netdev va
@@ -31,6 +31,18 @@ for t in "${RC_TESTS[@]}"; do
 	# shellcheck disable=SC2046
 	ok_if "ib_$t -q 4" perf "ib_$t -q 4" 0 50 ib_$t -q 4 $(size $t)
 done
+# ACK coalescing (spec 8.2): a bulk WRITE stream into rb is acknowledged
+# with well under one ACK per data packet.
+coalesced() {
+	local a0 r0 acks rx
+	a0=$(cnt rb acks_sent) r0=$(cnt rb rx_data_packets)
+	perf "ib_write_bw 64 KiB" 0 200 ib_write_bw -s 65536 || return 1
+	acks=$(($(cnt rb acks_sent) - a0)) rx=$(($(cnt rb rx_data_packets) - r0))
+	echo "rb: $rx data packets, $acks ACKs"
+	((rx > 0 && acks * 2 < rx))
+}
+ok_if "ACK coalescing: a bulk WRITE takes under one ACK per two packets" \
+	coalesced
 ok_if "no user objects left" bash -c \
 	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&
 	 ! rdma res show cm_id | grep -q .'

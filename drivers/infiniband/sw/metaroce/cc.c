@@ -305,7 +305,6 @@ static u32 mroce_fair_share(struct mroce_dev *mdev, u32 cap, ktime_t now,
 u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
 		     bool count)
 {
-	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	u32 win = READ_ONCE(mroce_hint_active_us);
 	struct mroce_dev *mdev = conn->mdev;
 	ktime_t now = ktime_get();
@@ -326,7 +325,8 @@ u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
 		if (ktime_us_delta(now, conn->rx_last_at) > win)
 			fresh = conn;	/* newly active: recompute now */
 		conn->rx_window_bytes += skb->len + MROCE_CRC_LEN + 28;
-		if (ntohs(bth->flags) & MROCE_F_BKLG)
+		if (ntohs(((const struct mroce_bth *)skb->data)->flags) &
+		    MROCE_F_BKLG)
 			WRITE_ONCE(conn->rx_bklg, true);
 		WRITE_ONCE(conn->rx_last_at, now);
 	}

@@ -121,6 +121,8 @@ void mroce_conn_arm_timer(struct mroce_conn *conn)
 		next = conn->hs_at;
 	if (conn->wake_at && ktime_before(conn->wake_at, next))
 		next = conn->wake_at;
+	if (conn->ack_due && ktime_before(conn->ack_due, next))
+		next = conn->ack_due;
 	if (next == KTIME_MAX || conn->state == MROCE_CONN_FAILED)
 		return;
 	if (hrtimer_is_queued(&conn->timer) &&
@@ -231,6 +233,7 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	cx->seg_win_shift = MROCE_SEG_WIN_SHIFT;
 	cx->rx_msg_slots = htonl(MROCE_RX_MSG_SLOTS);
 	cx->max_streams = htonl(MROCE_MAX_QP);
+	cx->max_ack_delay = htons(conn->max_ack_delay);
 	memcpy(cx + 1, addrs, 16 * naddrs);
 	__skb_queue_tail(q, skb);
 }
@@ -259,6 +262,7 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 			mroce_rc_kick_waiters(conn, &q);
 		}
 	} else if (conn->state == MROCE_CONN_ESTABLISHED) {
+		mroce_ack_tick(conn, now, &q);
 		mroce_path_timeout(conn, now, &q);
 		mroce_sync_tick(conn, now, &q);
 		mroce_retx_flush(conn, &q);
@@ -288,6 +292,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->local = *local;
 	conn->peer = *peer;
 	conn->css_shift = mroce_mtu_shift(READ_ONCE(mdev->active_mtu));
+	conn->max_ack_delay = READ_ONCE(mroce_ack_coalesce_us);
 	hrtimer_init(&conn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->timer.function = mroce_conn_timer;
 	xa_init(&conn->trackers);
@@ -460,6 +465,8 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 	if (!conn->npaths)
 		conn->css_shift = min(conn->css_shift, maxsh);
 	conn->peer_max_paths = min_t(u32, max_paths, MROCE_MAX_PATHS);
+	/* Above 1000 us is out of the tunable's range: a peer's mistake. */
+	conn->peer_max_ack_delay = min_t(u16, ntohs(cx->max_ack_delay), 1000);
 	conn->npeer_addrs = min_t(u8, cx->num_addrs, MROCE_MAX_PLANES);
 	memcpy(conn->peer_addrs, cx + 1, 16 * conn->npeer_addrs);
 	if (conn->npaths)
@@ -689,7 +696,7 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 		mroce_rc_rx_request(conn, qp, skb, q);
 	}
 	mroce_count(conn->mdev, RX_DATA_PACKETS);
-	mroce_send_ack(conn, skb, qp, q);
+	mroce_ack_committed(conn, skb, qp, q);
 	if (qp)
 		mroce_qp_put(qp);
 }

@@ -137,6 +137,13 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 	path->live++;
 	path->bif += f->charge;
 	path->rto_from = f->sent;
+	/*
+	 * A small window that can take no further full packet: ask for an
+	 * ACK now rather than let ACK coalescing hold it (spec 7.8).
+	 */
+	if (path->live <= 2 * READ_ONCE(mroce_ack_coalesce_pkts) &&
+	    path->bif + mroce_mpb(conn) > path->cwnd)
+		flags |= MROCE_F_AR;
 	skb = mroce_build_seq(conn, path, rec, psn, flags);
 	if (skb) {
 		__skb_queue_tail(q, skb);
@@ -201,15 +208,21 @@ void mroce_declare_all_lost(struct mroce_conn *conn, struct mroce_path *path,
 	mroce_advance_plw(path);
 }
 
-/* RTO = SRTT + max(1 us, 4 RTTVAR) within the bounds (spec 7.4). */
-static void mroce_rto_update(struct mroce_path *path)
+/*
+ * RTO = SRTT + max(1 us, 4 RTTVAR) + the peer's Max ACK Delay, within the
+ * bounds (MRC-PATH-019).
+ */
+static void mroce_rto_update(const struct mroce_conn *conn,
+			     struct mroce_path *path)
 {
-	path->rto_us = clamp(path->srtt_us + max(1U, 4 * path->rttvar_us),
+	path->rto_us = clamp(path->srtt_us + max(1U, 4 * path->rttvar_us) +
+			     conn->peer_max_ack_delay,
 			     READ_ONCE(mroce_rto_min_us),
 			     READ_ONCE(mroce_rto_max_us));
 }
 
-void mroce_rtt_sample(struct mroce_path *path, u32 r)
+void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,
+		      u32 r)
 {
 	u32 err;
 
@@ -223,7 +236,13 @@ void mroce_rtt_sample(struct mroce_path *path, u32 r)
 	}
 	if (!path->min_rtt_us || r < path->min_rtt_us)
 		path->min_rtt_us = r;
-	mroce_rto_update(path);
+	mroce_rto_update(conn, path);
+}
+
+/* reo_wnd = max(srtt / 4, reo_wnd_min_us) (MRC-LOSS-003). */
+u32 mroce_reo_wnd(const struct mroce_path *path)
+{
+	return max(path->srtt_us / 4, READ_ONCE(mroce_reo_wnd_min_us));
 }
 
 /* Is PSN psn reported received by an AKX with cumulative PSN cum? */
@@ -289,6 +308,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			    struct sk_buff_head *q)
 {
 	u32 cum = ntohl(akx->cum_psn), ce, rx, dce = 0, drx = 0, acked = 0;
+	u32 r, delay;
 	u32 thresh = READ_ONCE(mroce_reorder_thresh), psn;
 	struct mroce_inflight *f, *newest = NULL;
 	ktime_t now = ktime_get();
@@ -332,9 +352,18 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			mroce_sync_arm(conn, f->rec.qp, true);
 		mroce_resolve(path, f);
 	}
-	/* One sample, from the highest PSN this ACK reports (7.4). */
-	if (newest && newest->psn == (u32)high && newest->tries == 1)
-		mroce_rtt_sample(path, ktime_us_delta(now, newest->sent));
+	/*
+	 * One sample, from the highest PSN this ACK reports, less the time
+	 * the receiver held the ACK unless that goes below min_rtt (7.4).
+	 */
+	if (newest && newest->psn == (u32)high && newest->tries == 1) {
+		r = ktime_us_delta(now, newest->sent);
+		delay = min_t(u32, ntohs(akx->ack_delay),
+			      conn->peer_max_ack_delay);
+		if (r > delay && r - delay >= path->min_rtt_us)
+			r -= delay;
+		mroce_rtt_sample(conn, path, r);
+	}
 
 	/* Threshold rule (9.2.1), PROBE_REPLY rule (9.2.3), reorder timer. */
 	for (psn = path->plw; psn != path->next_psn; psn++) {
@@ -355,7 +384,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	if (!early)
 		path->reo_at = 0;
 	else if (!path->reo_at)
-		path->reo_at = ktime_add_us(now, max(path->srtt_us / 4, 5U));
+		path->reo_at = ktime_add_us(now, mroce_reo_wnd(path));
 	mroce_advance_plw(path);
 
 	/* CE and Rx counts are cumulative; ignore decreases (8.4). */

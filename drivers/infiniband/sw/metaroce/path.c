@@ -180,12 +180,14 @@ static u32 mroce_eff_rto(const struct mroce_path *path)
 	return min_t(u64, rto, READ_ONCE(mroce_rto_max_us));
 }
 
-/* The tail loss probe timeout: max(2 srtt, 20 us) (spec 9.2.3). */
-static u32 mroce_pto(const struct mroce_path *path)
+/* PTO = max(2 srtt + peer Max ACK Delay, pto_min_us) (MRC-LOSS-004). */
+static u32 mroce_pto(const struct mroce_conn *conn,
+		     const struct mroce_path *path)
 {
 	if (!path->srtt_us)
 		return READ_ONCE(mroce_rto_initial_us);
-	return max(2 * path->srtt_us, 20U);
+	return max(2 * path->srtt_us + conn->peer_max_ack_delay,
+		   READ_ONCE(mroce_pto_min_us));
 }
 
 /* When the RTO of an ACTIVE path with packets in flight expires. */
@@ -322,11 +324,10 @@ static void mroce_path_reorder_expired(struct mroce_conn *conn,
 				       struct mroce_path *path, ktime_t now,
 				       struct sk_buff_head *q)
 {
-	s64 reo = max_t(u32, path->srtt_us / 4, 5);
+	s64 reo = mroce_reo_wnd(path);
 	struct mroce_inflight *f;
-	u32 psn;
-
 	bool lost = false;
+	u32 psn;
 
 	path->reo_at = 0;
 	for (psn = path->plw; mroce_seq_diff(path->high_acked, psn) > 0; psn++) {
@@ -360,7 +361,7 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 		/* A TLP and a PROBE always go before the RTO can fire. */
 		if (!path->tlp_at) {
 			if (ktime_us_delta(now, path->rto_from) >=
-			    min(mroce_pto(path), mroce_eff_rto(path)))
+			    min(mroce_pto(conn, path), mroce_eff_rto(path)))
 				mroce_path_tlp(conn, path, q);
 		} else if (ktime_compare(now, mroce_rto_deadline(path)) >= 0) {
 			mroce_path_rto(conn, path, q);
@@ -427,7 +428,7 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 			if (path->live)
 				t = path->tlp_at ? mroce_rto_deadline(path) :
 				    ktime_add_us(path->rto_from,
-						 min(mroce_pto(path),
+						 min(mroce_pto(conn, path),
 						     mroce_eff_rto(path)));
 			if (path->reo_at && ktime_before(path->reo_at, t))
 				t = path->reo_at;
@@ -489,7 +490,7 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 		rtt = ktime_us_delta(ktime_get(),
 				     ns_to_ktime(be64_to_cpu(pbx->timestamp)));
 		if (rtt > 0 && rtt < READ_ONCE(mroce_rto_max_us))
-			mroce_rtt_sample(path, rtt);
+			mroce_rtt_sample(conn, path, rtt);
 	}
 	if (path->state != MROCE_PATH_ACTIVE) {	/* P6, P9 */
 		if (path->state == MROCE_PATH_PROBING)

@@ -539,7 +539,7 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	wqe = mroce_find_ssn(qp, ntohl(sx->ssn));
 	if (!wqe || wqe->resp_done || wqe->rc_status != IB_WC_SUCCESS) {
-		mroce_count(conn->mdev, DUPLICATES);
+		mroce_stream_duplicate(conn);
 		return;
 	}
 	if (bth->type == MROCE_T_ATOMIC_RESP) {
@@ -567,7 +567,7 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 			return;		/* not placed: the response is resent */
 	}
 	if (seg >= nseg || test_bit(seg, wqe->resp_segs)) {
-		mroce_count(conn->mdev, DUPLICATES);
+		mroce_stream_duplicate(conn);
 		return;
 	}
 	if (plen && mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, off,

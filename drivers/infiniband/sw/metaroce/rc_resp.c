@@ -51,6 +51,7 @@ void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
 	struct mroce_bth *bth;
 	struct sk_buff *skb;
 
+	conn->ack_now = true;	/* MRC-ACK-006 rule 7 */
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_NAK, sizeof(*nkx), 0);
 	if (!skb)
 		return;
@@ -607,7 +608,7 @@ void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 	d = mroce_seq_diff(ssn, st->completed_ssn);
 	if (d <= 0) {
-		mroce_count(conn->mdev, DUPLICATES);
+		mroce_stream_duplicate(conn);
 		slot = ssn % ARRAY_SIZE(st->atomic_ssn);
 		if ((bth->type == MROCE_T_ATOMIC_CS ||
 		     bth->type == MROCE_T_ATOMIC_FA) &&
@@ -641,7 +642,7 @@ void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 	seg = ntohl(sx->offset) >> (8 + t->segshift);
 	if (seg < t->seg_base || (t->type != MROCE_T_READ_REQ &&
 				  test_bit(seg - t->seg_base, t->segs))) {
-		mroce_count(conn->mdev, DUPLICATES);
+		mroce_stream_duplicate(conn);
 		return;
 	}
 	rel = seg - t->seg_base;

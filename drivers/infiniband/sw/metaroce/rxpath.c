@@ -70,6 +70,7 @@ int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	u32 psn = ntohl(bth->psn), plw = ntohl(bth->plw);
 	struct mroce_rxpath *rx;
+	bool ce;
 	s32 e;
 
 	if (bth->path_id >= MROCE_MAX_RX_PATHS) {
@@ -96,16 +97,25 @@ int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 		return -1;
 	}
 	rx->rx_count++;
-	if (mroce_rx_ce(skb))
+	ce = mroce_rx_ce(skb);
+	if (ce) {
 		rx->ce_count++;
+		if (!rx->last_ce)
+			rx->ack_now = true;	/* MRC-ACK-006 rule 3 */
+	}
+	rx->last_ce = ce;
 	if (e <= 0) {
 		mroce_count(conn->mdev, LATE_ARRIVALS);
+		rx->ack_now = true;		/* rule 5 */
 		return 2;
 	}
 	if (test_bit(e - 1, rx->sack)) {
 		mroce_count(conn->mdev, PATH_DUPLICATES);
+		rx->ack_now = true;
 		return 0;
 	}
+	if (psn != rx->high + 1)
+		rx->ack_now = true;		/* rule 2: out of order */
 	if (mroce_seq_diff(psn, rx->high) < 0)
 		mroce_count(conn->mdev, PATH_REORDER);
 	if (mroce_seq_diff(psn, rx->high) > 0) {
@@ -114,6 +124,8 @@ int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 	}
 	set_bit(e - 1, rx->sack);
 	mroce_rxpath_settle(rx);
+	if (!bitmap_empty(rx->sack, MROCE_SACK_BITS))
+		rx->ack_now = true;		/* rule 2: a gap remains */
 	return 1;
 }
 
@@ -142,18 +154,29 @@ static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
 	return MROCE_F_ECE;
 }
 
-/* Acknowledge the peer's path of in, with qp's stream record if qp (8). */
-void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
-		    struct mroce_qp *qp, struct sk_buff_head *q)
+/*
+ * An ACK for the peer's path id, with qp's stream record first if qp (8),
+ * sent with entropy sport on plane.  It reports everything: no ACK of the
+ * path is owed after it.
+ */
+static void mroce_build_ack(struct mroce_conn *conn, u8 id,
+			    struct mroce_qp *qp, __be16 sport, u8 plane,
+			    struct sk_buff_head *q)
 {
-	u8 id = ((const struct mroce_bth *)in->data)->path_id;
+	struct mroce_rxpath *rx = id < MROCE_MAX_RX_PATHS ?
+				  conn->rxpaths[id] : NULL;
 	struct mroce_bth *bth;
 	struct mroce_akx *akx;
 	struct sk_buff *skb;
 	u8 nsr;
 	u16 hint;
 
-	hint = mroce_cc_rx_hint(conn, in, false);
+	conn->ack_now = false;
+	if (rx) {
+		rx->unacked = 0;
+		rx->ack_now = false;
+	}
+	hint = mroce_cc_rx_hint(conn, NULL, false);
 	nsr = mroce_sr_count(conn, qp);
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_ACK,
 				   sizeof(*akx) + nsr * sizeof(struct mroce_sr), 0);
@@ -163,12 +186,79 @@ void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 	bth->psn = htonl(conn->ack_seq++);
 	bth->path_id = id;
 	akx = (struct mroce_akx *)(bth + 1);
-	bth->flags = htons(mroce_fill_akx(conn, id < MROCE_MAX_RX_PATHS ?
-					  conn->rxpaths[id] : NULL, akx, hint));
+	bth->flags = htons(mroce_fill_akx(conn, rx, akx, hint));
 	akx->num_sr = mroce_sr_fill(conn, qp, (struct mroce_sr *)(akx + 1));
-	mroce_reply_to(skb, in);
+	mroce_cb(skb)->sport = sport;
+	mroce_cb(skb)->plane = plane;
 	__skb_queue_tail(q, skb);
 	mroce_count(conn->mdev, ACKS_SENT);
+}
+
+/* Acknowledge the peer's path of in now, with qp's stream record if qp. */
+void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
+		    struct mroce_qp *qp, struct sk_buff_head *q)
+{
+	mroce_build_ack(conn, ((const struct mroce_bth *)in->data)->path_id,
+			qp, udp_hdr(in)->source,
+			((const struct mroce_skb_cb *)in->cb)->plane, q);
+}
+
+/* Content received again at stream level: counted, ACKed at once (8.2). */
+void mroce_stream_duplicate(struct mroce_conn *conn)
+{
+	mroce_count(conn->mdev, DUPLICATES);
+	conn->ack_now = true;
+}
+
+/*
+ * Acknowledge a committed sequenced packet (spec 8.2): at once when a rule
+ * of MRC-ACK-006 holds, otherwise when ack_coalesce_pkts NEW packets wait
+ * or our Max ACK Delay after the first of them, whichever comes first.
+ */
+void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
+			 struct mroce_qp *qp, struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	struct mroce_rxpath *rx = conn->rxpaths[bth->path_id];
+
+	if (!rx || rx->ack_now || conn->ack_now ||
+	    ntohs(bth->flags) & (MROCE_F_AR | MROCE_F_LAST) ||
+	    ++rx->unacked >= READ_ONCE(mroce_ack_coalesce_pkts)) {
+		mroce_send_ack(conn, skb, qp, q);
+		return;
+	}
+	rx->reply_sport = udp_hdr(skb)->source;
+	rx->reply_plane = ((const struct mroce_skb_cb *)skb->cb)->plane;
+	if (rx->unacked > 1)
+		return;
+	rx->ack_due = ktime_add_us(ktime_get(), conn->max_ack_delay);
+	if (!conn->ack_due || ktime_before(rx->ack_due, conn->ack_due)) {
+		conn->ack_due = rx->ack_due;
+		mroce_conn_arm_timer(conn);
+	}
+}
+
+/* Send the coalesced ACKs that are due (MRC-ACK-005, MRC-ACK-007). */
+void mroce_ack_tick(struct mroce_conn *conn, ktime_t now,
+		    struct sk_buff_head *q)
+{
+	struct mroce_rxpath *rx;
+	ktime_t next = 0;
+	int i;
+
+	if (!conn->ack_due || ktime_after(conn->ack_due, now))
+		return;
+	for (i = 0; i < MROCE_MAX_RX_PATHS; i++) {
+		rx = conn->rxpaths[i];
+		if (!rx || !rx->unacked)
+			continue;
+		if (!ktime_after(rx->ack_due, now))
+			mroce_build_ack(conn, i, NULL, rx->reply_sport,
+					rx->reply_plane, q);
+		else if (!next || ktime_before(rx->ack_due, next))
+			next = rx->ack_due;
+	}
+	conn->ack_due = next;
 }
 
 /* Answer a PROBE with a PROBE_REPLY (spec 7.6, MRC-PATH-015/026). */

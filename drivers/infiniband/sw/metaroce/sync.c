@@ -28,6 +28,7 @@ void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp)
 	struct mroce_stream *st = &qp->stream;
 
 	st->sr_left = MROCE_SR_REPEAT;
+	conn->ack_now = true;		/* MRC-ACK-006 rule 6 */
 	if (list_empty(&st->sr_entry))
 		list_add_tail(&st->sr_entry, &conn->sr_pending);
 }

@@ -34,6 +34,10 @@ struct mroce_qp;
 #define MROCE_OLD_PORTS		16	/* abandoned entropies remembered */
 
 /* Tunables (spec 17), module parameters in tunables.c. */
+extern unsigned int mroce_ack_coalesce_pkts;
+extern unsigned int mroce_ack_coalesce_us;
+extern unsigned int mroce_reo_wnd_min_us;
+extern unsigned int mroce_pto_min_us;
 extern unsigned int mroce_rto_initial_us;
 extern unsigned int mroce_rto_min_us;
 extern unsigned int mroce_rto_max_us;
@@ -208,6 +212,12 @@ struct mroce_rxpath {
 	u32 rx_count;
 	u32 ce_acked;		/* CE Count in the last ACK for the path */
 	ktime_t high_at;	/* arrival of high: the ACK Delay */
+	ktime_t ack_due;	/* a coalesced ACK is due; 0: none (8.2) */
+	u16 unacked;		/* NEW packets since the last ACK */
+	bool ack_now;		/* the packet in hand needs an ACK now */
+	bool last_ce;		/* the previous committed packet was CE */
+	u8 reply_plane;		/* where a coalesced ACK goes: the plane */
+	__be16 reply_sport;	/* and entropy of the latest packet */
 	DECLARE_BITMAP(sack, MROCE_SACK_BITS);	/* bit i: PSN cum + 1 + i */
 };
 
@@ -261,6 +271,10 @@ struct mroce_conn {
 	ktime_t hs_at;			/* handshake retry; 0: none */
 	__be16 hs_sport;		/* entropy of handshake packets */
 	u8 peer_max_paths;		/* the peer's Max Rx Paths */
+	u16 peer_max_ack_delay;		/* us, from the peer's CX (6.3.7) */
+	u16 max_ack_delay;		/* us, ours: ack_coalesce_us at creation */
+	bool ack_now;			/* the packet in hand needs an ACK (8.2) */
+	ktime_t ack_due;		/* earliest coalesced ACK due; 0: none */
 	u8 npeer_addrs;			/* the peer's plane addresses (CX) */
 	union ib_gid peer_addrs[MROCE_MAX_PLANES];
 	u8 planes_paired;		/* bit i: plane i has addresses */
@@ -383,7 +397,9 @@ void mroce_declare_all_lost(struct mroce_conn *conn, struct mroce_path *path,
 void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f);
 void mroce_advance_plw(struct mroce_path *path);
 struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn);
-void mroce_rtt_sample(struct mroce_path *path, u32 r);
+u32 mroce_reo_wnd(const struct mroce_path *path);
+void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,
+		      u32 r);
 void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 		     const struct mroce_txrec *rec, u8 tries, u16 flags,
 		     struct sk_buff_head *q);
@@ -408,6 +424,11 @@ u32 mroce_hint_decode(u16 hint);
 int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb);
 void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 		    struct mroce_qp *qp, struct sk_buff_head *q);
+void mroce_stream_duplicate(struct mroce_conn *conn);
+void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
+			 struct mroce_qp *qp, struct sk_buff_head *q);
+void mroce_ack_tick(struct mroce_conn *conn, ktime_t now,
+		    struct sk_buff_head *q);
 void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
 		    struct sk_buff_head *q);
 void mroce_rxpaths_free(struct mroce_conn *conn);

@@ -87,10 +87,14 @@ MROCE_TUNABLE(sport_min, 49152, 1024, 65535, "Lowest UDP source port (entropy)")
 MROCE_TUNABLE(sport_max, 65535, 1024, 65535, "Highest UDP source port (entropy)");
 
 /* Loss recovery (spec 9) */
+MROCE_TUNABLE(ack_coalesce_pkts, 8, 1, 64, "New packets a receiver may leave unacknowledged");
+MROCE_TUNABLE(ack_coalesce_us, 10, 1, 1000, "Longest ACK delay (advertised Max ACK Delay), us");
 MROCE_TUNABLE(reorder_thresh, 1, 0, 3, "Later acknowledged packets that prove a loss");
-MROCE_TUNABLE(rto_initial_us, 5000, 100, 10000000, "RTO before the first RTT sample, us");
-MROCE_TUNABLE(rto_min_us, 1000, 10, 10000000, "Lower bound of the RTO, us");
-MROCE_TUNABLE(rto_max_us, 200000, 1000, 60000000, "Upper bound of the RTO, us");
+MROCE_TUNABLE(reo_wnd_min_us, 5, 1, 1000, "Lower bound of the reorder window, us");
+MROCE_TUNABLE(pto_min_us, 20, 5, 100000, "Lower bound of the probe timeout, us");
+MROCE_TUNABLE(rto_initial_us, 5000, 100, 1000000, "RTO before the first RTT sample, us");
+MROCE_TUNABLE(rto_min_us, 1000, 100, 1000000, "Lower bound of the RTO, us");
+MROCE_TUNABLE(rto_max_us, 200000, 1000, 10000000, "Upper bound of the RTO, us");
 
 /* Congestion control (spec 12) */
 MROCE_TUNABLE(ecn, 1, 0, 1, "React to ECN CE marks");
@@ -118,7 +122,11 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_path_loss_thresh_pct,
 	&mroce_tun_sport_min,
 	&mroce_tun_sport_max,
+	&mroce_tun_ack_coalesce_pkts,
+	&mroce_tun_ack_coalesce_us,
 	&mroce_tun_reorder_thresh,
+	&mroce_tun_reo_wnd_min_us,
+	&mroce_tun_pto_min_us,
 	&mroce_tun_rto_initial_us,
 	&mroce_tun_rto_min_us,
 	&mroce_tun_rto_max_us,
