@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 KO=selftests/metaroce/kverbs/mroce_kverbs.ko
-tap_plan 10
+tap_plan 11
 setup_two_hosts
 ip netns exec $NS_A rdma link add la type metaroce netdev va
 ip netns exec $NS_B rdma link add lb type metaroce netdev vb
@@ -64,9 +64,32 @@ for loss in 1% 5%; do
 	resend_ok 2>&1 | grep '^# l[ab]:' || true
 	diag "loss $loss: netem dropped $(netem_dropped), retransmitted $(( $(cnt la retransmits) + $(cnt lb retransmits) ))"
 done
+# Tracepoints (metaroce:*) show per path what the counters sum up: every
+# loss the threshold rule or reorder timer declares is a mroce_lost event.
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T
+echo 16384 > $T/buffer_size_kb
+echo > $T/trace
+echo 1 > $T/events/metaroce/mroce_lost/enable
+echo 1 > $T/events/metaroce/mroce_path_state/enable
+echo 1 > $T/events/metaroce/mroce_ack/enable
+fr0=$(( $(cnt la fast_retransmits) + $(cnt lb fast_retransmits) ))
 set_loss 10%
 ok_if "loss 10%: 200 mixed WRs, every byte and completion" kverbs rc_many iters=200
 ok_if "loss 10%: retransmissions stay close to what was lost" resend_ok
+echo 0 > $T/events/metaroce/enable
+trace_ok() {
+	local lost acks fr overrun
+	lost=$(grep -c 'mroce_lost: cid=[0-9]* path=[0-9]* psn=' $T/trace)
+	acks=$(grep -c 'mroce_ack: cid=[0-9]* path=[0-9]* cum=' $T/trace)
+	fr=$(( $(cnt la fast_retransmits) + $(cnt lb fast_retransmits) - fr0 ))
+	overrun=$(awk '/overrun/ { s += $2 } END { print s + 0 }' $T/per_cpu/cpu*/stats)
+	echo "trace: $lost mroce_lost, $acks mroce_ack; fast retransmits $fr; overrun $overrun"
+	((acks > 0 && lost > 0 && (overrun > 0 || lost >= fr)))
+}
+ok_if "tracepoints: a mroce_lost event per declared loss, mroce_ack events" trace_ok
+diag "$(trace_ok)"
+diag "path state events: $(grep -c 'mroce_path_state: l[ab] cid=[0-9]* path=[0-9]* plane=0 state=[0-3] sport=[0-9]' $T/trace)"
 diag "loss 10%: netem dropped $(netem_dropped), retransmitted $(( $(cnt la retransmits) + $(cnt lb retransmits) ))"
 ip netns exec $NS_A tc qdisc del dev va root
 ip netns exec $NS_B tc qdisc del dev vb root

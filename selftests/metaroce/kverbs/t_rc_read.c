@@ -4,7 +4,8 @@
  * to 1 MiB around the path MTU, at unaligned remote offsets, then several
  * READs in flight at once, then one scattered into 3 SGEs.  Every byte read
  * is checked and nothing past it may be written; completions report
- * IB_WC_RDMA_READ with byte_len the read length.
+ * IB_WC_RDMA_READ with byte_len the read length.  A zero-length READ
+ * succeeds whatever its rkey.
  */
 #include "kverbs.h"
 
@@ -74,6 +75,35 @@ static int kv_rr_one(struct kv_rr *s, const u32 *rlen, int rn, u32 roff,
 			    what);
 }
 
+/*
+ * A zero-length READ names no memory: a key that was never valid and
+ * address 0 must not matter (MRC-PLC-035), and nothing is written.
+ */
+static int kv_rr_zero(struct kv_rr *s)
+{
+	const char *what = "zero-length RDMA_READ, invalid rkey";
+	struct kv_test *t = s->t;
+	struct ib_rdma_wr wr;
+	struct ib_wc wc;
+	int err;
+
+	kv_canary(s->local.va, s->local.len);
+	kv_buf_for_dev(&s->local);
+	kv_rr_wr(s, &wr, NULL, 0, 0);
+	wr.remote_addr = 0;
+	wr.rkey = s->rmr.rkey ^ 0x5a5a5a00;
+	err = kv_post_send(t, &s->a, &wr.wr, what);
+	if (!err)
+		err = kv_expect(t, s->a.scq, &wc, wr.wr.wr_id, IB_WC_SUCCESS,
+				IB_WC_RDMA_READ, what);
+	if (!err)
+		err = kv_rr_check_wc(t, &wc, 0, what);
+	if (err)
+		return err;
+	kv_buf_for_cpu(&s->local);
+	return kv_check_canary(t, s->local.va, s->local.len, what);
+}
+
 static int kv_rr_sizes(struct kv_rr *s, u32 size)
 {
 	static const u32 sizes[][2] = {	/* remote offset, length */
@@ -89,6 +119,8 @@ static int kv_rr_sizes(struct kv_rr *s, u32 size)
 	len = size;
 	snprintf(what, sizeof(what), "RDMA_READ of %u bytes", len);
 	err = kv_rr_one(s, &len, 1, 7, what);
+	if (!err)
+		err = kv_rr_zero(s);
 	for (i = 0; i < ARRAY_SIZE(sizes) && !err; i++) {
 		len = sizes[i][1];
 		snprintf(what, sizeof(what), "RDMA_READ of %u bytes at +%u",

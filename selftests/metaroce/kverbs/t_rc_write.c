@@ -5,6 +5,7 @@
  * offsets.  Every target byte is checked, and the bytes around the written
  * range must still be the canary.  A plain WRITE consumes no receive;
  * WRITE_WITH_IMM completes a receive as IB_WC_RECV_RDMA_WITH_IMM.
+ * Zero-length WRITEs succeed whatever their rkey and touch nothing.
  */
 #include "kverbs.h"
 
@@ -110,6 +111,38 @@ out:
 	return err;
 }
 
+/*
+ * A zero-length WRITE (WITH_IMM if recv_id) with a key that was never
+ * valid and address 0 succeeds and touches nothing (MRC-PLC-035).
+ */
+static int kv_rw_zero(struct kv_rw *s, u64 recv_id, const char *what)
+{
+	struct ib_rdma_wr wr = {};
+	struct kv_test *t = s->t;
+	struct ib_wc wc;
+	int err;
+
+	kv_canary(s->target.va, s->target.len);
+	kv_buf_for_dev(&s->target);
+	wr.wr.wr_id = 0x4000 + s->n;
+	wr.wr.opcode = recv_id ? IB_WR_RDMA_WRITE_WITH_IMM : IB_WR_RDMA_WRITE;
+	wr.wr.ex.imm_data = cpu_to_be32(KV_RW_IMM + s->n);
+	wr.remote_addr = 0;
+	wr.rkey = s->rmr.rkey ^ 0x5a5a5a00;
+	err = kv_send_wait(t, &s->a, &wr.wr, IB_WC_RDMA_WRITE, what);
+	if (!err && recv_id) {
+		err = kv_expect(t, s->b.rcq, &wc, recv_id, IB_WC_SUCCESS,
+				IB_WC_RECV_RDMA_WITH_IMM, what);
+		if (!err)
+			err = kv_rw_check_imm(s, &wc, 0, what);
+	}
+	s->n++;
+	if (err)
+		return err;
+	kv_buf_for_cpu(&s->target);
+	return kv_check_canary(t, s->target.va, s->target.len, what);
+}
+
 static int kv_rw_all(struct kv_rw *s, u32 size)
 {
 	const u32 one[] = { size }, big[] = { KV_BIG };
@@ -137,6 +170,13 @@ static int kv_rw_all(struct kv_rw *s, u32 size)
 	if (!err)
 		err = kv_rw_one(s, false, big, 1, KV_SGL_GAP - 1, 0,
 				"1 MiB RDMA_WRITE");
+	if (!err)
+		err = kv_rw_zero(s, 0, "zero-length RDMA_WRITE, invalid rkey");
+	if (!err)
+		err = kv_post_recv_buf(t, &s->b, 0x3003, NULL, 0, 0);
+	if (!err)
+		err = kv_rw_zero(s, 0x3003,
+				 "zero-length RDMA_WRITE_WITH_IMM, invalid rkey");
 	return err;
 }
 

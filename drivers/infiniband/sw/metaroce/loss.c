@@ -10,6 +10,7 @@
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
+#include "trace.h"
 
 struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
 {
@@ -189,6 +190,7 @@ void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 		mroce_path_resend(conn, &rec, min_t(u32, tries + 1, U8_MAX),
 				  path->id, q);
 	}
+	trace_mroce_lost(conn, path, f->psn, tries, f->resent);
 	mroce_qp_put(qp);
 }
 
@@ -411,6 +413,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	mroce_cc_on_ack(conn, path, acked, dce, drx);
 	if (lost)
 		mroce_cc_on_loss(conn, path);
+	trace_mroce_ack(conn, path, cum, acked, dce);
 	return true;
 }
 

@@ -12,6 +12,7 @@
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
+#include "trace.h"
 
 /* Maximum packet bytes: a full segment and the largest overhead (12.2.1). */
 u32 mroce_mpb(const struct mroce_conn *conn)
@@ -78,6 +79,7 @@ static void mroce_path_reroute(struct mroce_conn *conn,
 	path->loss_pct = 0;
 	path->reroutes++;
 	mroce_count(conn->mdev, PATH_REROUTES);
+	trace_mroce_path_reroute(conn, path);
 }
 
 static void mroce_path_set_state(struct mroce_conn *conn,
@@ -98,6 +100,7 @@ static void mroce_path_set_state(struct mroce_conn *conn,
 		mroce_count(mdev, PATH_FAILED);
 	path->state = state;
 	path->state_at = ktime_get();
+	trace_mroce_path_state(conn, path);
 	/* Only replies to probes sent in the new state count (7.5). */
 	path->probe_base = path->probe_id + 1;
 	if (state != MROCE_PATH_ACTIVE)
@@ -311,6 +314,7 @@ static void mroce_path_rto(struct mroce_conn *conn, struct mroce_path *path,
 			   struct sk_buff_head *q)
 {
 	mroce_count(conn->mdev, RTO_TIMEOUTS);
+	trace_mroce_path_rto(conn, path);
 	path->backoff++;
 	mroce_path_set_state(conn, path, MROCE_PATH_SUSPECT);
 	mroce_cc_on_rto(conn, path);

@@ -513,8 +513,18 @@ static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
 		if (mroce_srq_bind(conn, qp, t, skb, q))
 			return false;
 	}
+	if (bth->type == MROCE_T_WRITE_IMM && !qp->ibqp.srq) {
+		/* Its receive must be there before data lands (MRC-PLC-036). */
+		spin_lock_irqsave(&qp->rq.lock, flags);
+		err = !mroce_recv_for_msn(qp, t->msn, wqe);
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		if (err)
+			return false;	/* RNR: handled by the caller */
+	}
 	if (bth->type == MROCE_T_WRITE || bth->type == MROCE_T_WRITE_IMM) {
-		err = mroce_rkey_copy(qp, t->rkey, t->va + off, payload, plen,
+		/* A zero-length WRITE names no memory (MRC-PLC-035). */
+		err = !t->msg_len ? 0 :
+		      mroce_rkey_copy(qp, t->rkey, t->va + off, payload, plen,
 				      IB_ACCESS_REMOTE_WRITE, true);
 		if (err)
 			mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_REMOTE_ACCESS,
@@ -576,6 +586,9 @@ static bool mroce_check_target(struct mroce_conn *conn, struct mroce_qp *qp,
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 1, 0, q);
 		return false;
 	}
+	/* A zero-length WRITE or READ names no memory (MRC-PLC-035). */
+	if (!t->msg_len && access != IB_ACCESS_REMOTE_ATOMIC)
+		return true;
 	if (access == IB_ACCESS_REMOTE_ATOMIC && (t->va & 7)) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 2, 0, q);
 		return false;

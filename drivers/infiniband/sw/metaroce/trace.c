@@ -1,0 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The tracepoint definitions of trace.h. */
+#define CREATE_TRACE_POINTS
+#include "trace.h"
