@@ -135,12 +135,16 @@ static struct mroce_mr *mroce_bind_mr(struct mroce_qp *qp,
 	return mr;
 }
 
-/* Can qp bind mw as b asks?  mdev->mw_lock held. */
+/*
+ * Can qp bind mw as b asks?  A type 1 window is named by its current key
+ * (the provider keeps it, ibv_bind_mw(3)); a type 2 one, free, by its
+ * index.  mdev->mw_lock held.
+ */
 static bool mroce_bind_ok(struct mroce_qp *qp, struct mroce_mw *mw,
 			  const struct metaroce_wqe_bind *b)
 {
-	if (mw->dead || mw->key != b->mw_rkey ||
-	    b->new_rkey >> 8 != mw->index ||
+	if (mw->dead || b->new_rkey >> 8 != mw->index ||
+	    (mw->ibmw.type == IB_MW_TYPE_1 && mw->key != b->mw_rkey) ||
 	    mw->ibmw.pd != qp->ibqp.pd)		/* C10-72 */
 		return false;
 	if (b->access & ~MROCE_MW_ACCESS)
