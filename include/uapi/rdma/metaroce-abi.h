@@ -102,8 +102,9 @@ struct metaroce_sge {
 /*
  * What a BIND_MW WQE (opcode IB_UVERBS_WR_BIND_MW) carries in place of the
  * remote address fields: bind the memory window named by mw_rkey (type 1:
- * its current rkey; type 2: any key with its index) to [addr, addr + length) of the MR named by mr_lkey, with
- * access (IB_UVERBS_ACCESS_REMOTE_{WRITE,READ,ATOMIC}, and
+ * its current rkey; type 2: any key with its index) to [addr, addr +
+ * length) of the MR named by mr_lkey, with access
+ * (IB_UVERBS_ACCESS_REMOTE_{WRITE,READ,ATOMIC}, and
  * IB_UVERBS_ACCESS_ZERO_BASED for type 2: the window's addresses then start
  * at 0), giving it new_rkey: the same upper 24 bits, the lower 8 chosen by
  * the consumer.  type says which verb made the WQE: ibv_bind_mw()

@@ -162,7 +162,7 @@ static int mroce_frmr_check_do(struct mroce_qp *qp, struct mroce_mr *mr,
 
 /*
  * Check a memory window for access by qp through key to [va, va + len),
- * then do op on its MR (spec 15.4): the window's key, PD, QP (type 2: only
+ * then do op on its MR (spec 10.6): the window's key, PD, QP (type 2: only
  * the QP that bound it, that is only its peer's requests), rights and range.
  * Under the window's lock, so that an unbind or invalidation returns only
  * once this is done.  The MR is a user MR, held by the binding.
@@ -176,10 +176,10 @@ static int mroce_mw_check_do(struct mroce_qp *qp, struct mroce_mw *mw,
 	int ret;
 
 	spin_lock_irqsave(&mw->lock, flags);
-	if (!mw->mr || mw->key != key ||
-	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qp != qp))
+	if (!mw->mr || mw->key != key)
 		ret = 1;
-	else if (mw->ibmw.pd != qp->ibqp.pd)
+	else if (mw->ibmw.pd != qp->ibqp.pd ||
+		 (mw->ibmw.type == IB_MW_TYPE_2 && mw->qp != qp))
 		ret = 2;
 	else if ((mw->access & access) != access)
 		ret = 3;

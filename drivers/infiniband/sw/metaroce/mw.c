@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Memory windows (spec 15.4): type 1, bound with ibv_bind_mw(), and type
+ * Memory windows (spec 10.6, 15.3): type 1, bound with ibv_bind_mw(), and type
  * 2B, bound by an IB_WR_BIND_MW work request and tied to the QP that bound
  * it.  Binding is a local operation of the send queue (user QPs only: the
  * kernel has no memory window API).  A window's key shares the MR key
