@@ -44,10 +44,10 @@ static const struct verbs_context_ops metaroce_ctx_ops = {
 	.query_rt_values = metaroce_query_rt_values,
 	.create_qp_ex = metaroce_create_qp_ex,
 	.rereg_mr = metaroce_rereg_mr,
-	/*
-	 * Not provided (libibverbs answers EOPNOTSUPP): XRC, memory
-	 * windows, multicast.
-	 */
+	.alloc_mw = metaroce_alloc_mw,
+	.dealloc_mw = metaroce_dealloc_mw,
+	.bind_mw = metaroce_bind_mw,
+	/* Not provided (libibverbs answers EOPNOTSUPP): XRC, multicast. */
 };
 
 struct verbs_context *metaroce_alloc_context(struct ibv_device *ibdev,

@@ -16,6 +16,8 @@
  *   qp.c         queue pairs: mapped SQ/RQ rings, posting and doorbells
  *   qp_ex.c      extended QPs: ibv_create_qp_ex and the ibv_wr_* builders
  *   srq.c        shared receive queues: a mapped ring, posted without syscalls
+ *   mw.c         memory windows: alloc/dealloc, ibv_bind_mw (type 1), the
+ *                BIND_MW WQE that post_send and wr_bind_mw write too
  * The rings' layout and protocol are in <rdma/metaroce-abi.h>.
  */
 #ifndef METAROCE_PROVIDER_H
@@ -126,6 +128,29 @@ _Static_assert(offsetof(struct metaroce_ring_hdr, producer) == 0 &&
 	       offsetof(struct metaroce_ring_hdr, flags) == 128,
 	       "ring header layout");
 _Static_assert(sizeof(struct metaroce_send_wqe) == 80, "send WQE header");
+_Static_assert(sizeof(struct metaroce_wqe_bind) == 40 &&
+	       offsetof(struct metaroce_send_wqe, bind) == 32 &&
+	       offsetof(struct metaroce_send_wqe, remote_addr) == 32 &&
+	       offsetof(struct metaroce_send_wqe, swap) == 64 &&
+	       offsetof(struct metaroce_send_wqe, reserved) == 72 &&
+	       offsetof(struct metaroce_wqe_bind, mw_rkey) == 16 &&
+	       offsetof(struct metaroce_wqe_bind, type) == 32,
+	       "BIND_MW WQE layout");
+/* Memory window verbs' values are the ib_uverbs ones the kernel reads. */
+_Static_assert((int)IBV_WR_BIND_MW == (int)IB_UVERBS_WR_BIND_MW &&
+	       (int)IBV_WR_LOCAL_INV == (int)IB_UVERBS_WR_LOCAL_INV &&
+	       (int)IBV_WC_BIND_MW == (int)IB_UVERBS_WC_BIND_MW &&
+	       (int)IBV_WC_LOCAL_INV == (int)IB_UVERBS_WC_LOCAL_INV &&
+	       IBV_WC_MW_BIND_ERR == 6 &&
+	       /* ALLOC_MW's mw_type: the kernel's IB_MW_TYPE_1, _2 */
+	       IBV_MW_TYPE_1 == 1 && IBV_MW_TYPE_2 == 2 &&
+	       (int)IBV_ACCESS_REMOTE_WRITE ==
+	       (int)IB_UVERBS_ACCESS_REMOTE_WRITE &&
+	       (int)IBV_ACCESS_REMOTE_READ == (int)IB_UVERBS_ACCESS_REMOTE_READ &&
+	       (int)IBV_ACCESS_REMOTE_ATOMIC ==
+	       (int)IB_UVERBS_ACCESS_REMOTE_ATOMIC &&
+	       (int)IBV_ACCESS_ZERO_BASED == (int)IB_UVERBS_ACCESS_ZERO_BASED,
+	       "memory window values");
 _Static_assert(sizeof(struct metaroce_recv_wqe) == 16, "receive WQE header");
 _Static_assert(sizeof(struct metaroce_sge) == 16, "SGE");
 _Static_assert(sizeof(struct ib_uverbs_wc) == 48 &&
@@ -329,6 +354,17 @@ int metaroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		       struct ibv_send_wr **bad_wr);
 int metaroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+/* mw.c */
+struct ibv_mw *metaroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int metaroce_dealloc_mw(struct ibv_mw *mw);
+int metaroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		     struct ibv_mw_bind *mw_bind);
+int metaroce_bind_check(const struct ibv_qp *qp, const struct ibv_mw *mw,
+			enum ibv_mw_type type,
+			const struct ibv_mw_bind_info *info);
+void metaroce_bind_wqe(struct metaroce_send_wqe *wqe, const struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info);
+
 /* Shared with qp_ex.c. */
 #define METAROCE_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
 			     IBV_SEND_SOLICITED | IBV_SEND_INLINE)

@@ -289,6 +289,8 @@ bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
 		return true;
 	default:
 		return false;
@@ -314,6 +316,17 @@ static int metaroce_check_send_wr(struct metaroce_qp *qp,
 		return EINVAL;
 
 	*len = 0;
+	/* Local operations: no data, no SGEs. */
+	if (wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_BIND_MW) {
+		if (wr->send_flags & (IBV_SEND_INLINE | IBV_SEND_SOLICITED))
+			return EINVAL;
+		if (wr->opcode == IBV_WR_LOCAL_INV)
+			return 0;
+		/* Type 2 only: type 1 windows are bound by ibv_bind_mw(). */
+		return metaroce_bind_check(&qp->vqp.qp, wr->bind_mw.mw,
+					   IBV_MW_TYPE_2,
+					   &wr->bind_mw.bind_info);
+	}
 	for (i = 0; i < wr->num_sge; i++)
 		*len += wr->sg_list[i].length;
 
@@ -347,10 +360,18 @@ static void metaroce_write_send_wqe(struct metaroce_qp *qp,
 		wqe->imm_data = wr->imm_data;
 		break;
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
 		wqe->invalidate_rkey = wr->invalidate_rkey;
 		break;
 	default:
 		break;
+	}
+	if (wr->opcode == IBV_WR_LOCAL_INV)
+		return;
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		metaroce_bind_wqe(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+				  &wr->bind_mw.bind_info);
+		return;
 	}
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
@@ -421,6 +442,9 @@ int metaroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		metaroce_write_send_wqe(qp, metaroce_uring_slot(r, r->idx), wr,
 					(uint32_t)len);
 		r->idx++;
+		/* The key a type 2 window has once bound (ibv_mw.rkey). */
+		if (wr->opcode == IBV_WR_BIND_MW)
+			wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
 	}
 	if (r->idx != start) {
 		db = metaroce_sq_publish(qp);

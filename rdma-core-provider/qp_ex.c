@@ -26,7 +26,9 @@
 			      IBV_QP_EX_WITH_RDMA_READ |		\
 			      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
 			      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |	\
-			      IBV_QP_EX_WITH_SEND_WITH_INV)
+			      IBV_QP_EX_WITH_SEND_WITH_INV |		\
+			      IBV_QP_EX_WITH_BIND_MW |			\
+			      IBV_QP_EX_WITH_LOCAL_INV)
 #define METAROCE_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 static void wr_fail(struct metaroce_qp *qp, int err)
@@ -174,6 +176,46 @@ static void metaroce_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 	wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr, add, 0);
 }
 
+/* ibv_wr_bind_mw: a type 2 window (type 1 ones use ibv_bind_mw). */
+static void metaroce_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+				uint32_t rkey,
+				const struct ibv_mw_bind_info *info)
+{
+	struct metaroce_qp *qp = to_mqp_ex(qpx);
+	struct metaroce_send_wqe *wqe;
+	int err;
+
+	if (qp->wr_err)
+		return;
+	err = metaroce_bind_check(&qp->vqp.qp, mw, IBV_MW_TYPE_2, info);
+	if (!err && qpx->wr_flags & IBV_SEND_SOLICITED)
+		err = EINVAL;
+	if (err) {
+		wr_fail(qp, err);
+		return;
+	}
+	wqe = wr_new(qpx, IBV_WR_BIND_MW);
+	if (!wqe)
+		return;
+	metaroce_bind_wqe(wqe, mw, rkey, info);
+	/* As ibv_post_send() does: the key the window has once bound. */
+	mw->rkey = rkey;
+}
+
+static void metaroce_wr_local_inv(struct ibv_qp_ex *qpx,
+				  uint32_t invalidate_rkey)
+{
+	struct metaroce_send_wqe *wqe;
+
+	if (qpx->wr_flags & IBV_SEND_SOLICITED) {
+		wr_fail(to_mqp_ex(qpx), EINVAL);
+		return;
+	}
+	wqe = wr_new(qpx, IBV_WR_LOCAL_INV);
+	if (wqe)
+		wqe->invalidate_rkey = invalidate_rkey;
+}
+
 static void metaroce_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				    uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -198,6 +240,12 @@ static bool wr_is_atomic(const struct metaroce_send_wqe *wqe)
 	       wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* Local operations carry no data. */
+static bool wr_is_local(const struct metaroce_send_wqe *wqe)
+{
+	return wqe->opcode == IBV_WR_BIND_MW || wqe->opcode == IBV_WR_LOCAL_INV;
+}
+
 static void metaroce_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 				     const struct ibv_sge *sg_list)
 {
@@ -207,7 +255,7 @@ static void metaroce_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 
 	if (!wqe)
 		return;
-	if (num_sge > qp->sq.max_sge ||
+	if (num_sge > qp->sq.max_sge || wr_is_local(wqe) ||
 	    (wr_is_atomic(wqe) && (num_sge != 1 || sg_list[0].length != 8))) {
 		wr_fail(qp, EINVAL);
 		return;
@@ -243,7 +291,7 @@ static void metaroce_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 	for (i = 0; i < num_buf; i++)
 		len += buf[i].length;
 	if (wr_is_atomic(wqe) || wqe->opcode == IBV_WR_RDMA_READ ||
-	    len > qp->sq.max_inline) {
+	    wr_is_local(wqe) || len > qp->sq.max_inline) {
 		wr_fail(qp, EINVAL);
 		return;
 	}
@@ -319,6 +367,10 @@ static void metaroce_set_qp_ex_ops(struct metaroce_qp *qp, uint64_t ops)
 		x->wr_atomic_cmp_swp = metaroce_wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		x->wr_atomic_fetch_add = metaroce_wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		x->wr_bind_mw = metaroce_wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		x->wr_local_inv = metaroce_wr_local_inv;
 	x->wr_set_sge = metaroce_wr_set_sge;
 	x->wr_set_sge_list = metaroce_wr_set_sge_list;
 	x->wr_set_inline_data = metaroce_wr_set_inline_data;

@@ -79,7 +79,9 @@
 	X(ibv_cmd_destroy_srq)			\
 	X(ibv_cmd_create_cq_ex)			\
 	X(ibv_cmd_create_qp_ex)			\
-	X(ibv_cmd_rereg_mr)
+	X(ibv_cmd_rereg_mr)			\
+	X(ibv_cmd_alloc_mw)			\
+	X(ibv_cmd_dealloc_mw)
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -414,6 +416,7 @@ VP_WRITE_CMD(ibv_query_port, ib_uverbs_query_port);
 VP_WRITE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 VP_WRITE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 VP_WRITE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
+VP_WRITE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 
 /* The CQ/QP path. */
 VP_WRITE_CMD(ibv_create_cq, ib_uverbs_create_cq);
@@ -591,6 +594,16 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 
+/*
+ * Memory windows (mw.c).  ibv_cmd_alloc_mw() fills mw (context, pd, rkey,
+ * handle, type); ibv_cmd_dealloc_mw() destroys the kernel object only.
+ */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
+
 /* ------------------------------------------------------------------------
  * Layout pins
  * ------------------------------------------------------------------------ */
@@ -612,6 +625,8 @@ VP_SIZE_IS(struct ibv_get_context, 16);
 VP_SIZE_IS(struct ibv_alloc_pd, 16);
 VP_SIZE_IS(struct ibv_reg_mr, 48);
 VP_SIZE_IS(struct ibv_rereg_mr, 56);
+VP_SIZE_IS(struct ibv_alloc_mw, 24);
+VP_OFFSET_IS(struct ibv_alloc_mw, core_payload, 8);
 VP_SIZE_IS(struct ibv_query_port, 24);
 VP_SIZE_IS(struct ibv_create_cq, 40);
 VP_SIZE_IS(struct ibv_create_cq_ex, 56);
@@ -637,6 +652,7 @@ VP_OFFSET_IS(struct ibv_create_qp_ex, core_payload, 24);
 VP_SIZE_IS(struct ib_uverbs_get_context_resp, 8);
 VP_SIZE_IS(struct ib_uverbs_alloc_pd_resp, 4);
 VP_SIZE_IS(struct ib_uverbs_reg_mr_resp, 12);
+VP_SIZE_IS(struct ib_uverbs_alloc_mw_resp, 8);
 VP_SIZE_IS(struct ib_uverbs_create_cq_resp, 8);
 VP_SIZE_IS(struct ib_uverbs_ex_create_cq_resp, 16);
 VP_SIZE_IS(struct ib_uverbs_create_qp_resp, 32);

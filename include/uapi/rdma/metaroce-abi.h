@@ -99,7 +99,39 @@ struct metaroce_sge {
 	__u32 lkey;
 };
 
-/* Send WQE: 80-byte header, then num_sge SGEs or inline_len bytes. */
+/*
+ * What a BIND_MW WQE (opcode IB_UVERBS_WR_BIND_MW) carries in place of the
+ * remote address fields: bind the memory window named by mw_rkey (type 1:
+ * its current rkey; type 2: any key with its index) to [addr, addr +
+ * length) of the MR named by mr_lkey, with access
+ * (IB_UVERBS_ACCESS_REMOTE_{WRITE,READ,ATOMIC}, and
+ * IB_UVERBS_ACCESS_ZERO_BASED for type 2: the window's addresses then start
+ * at 0), giving it new_rkey: the same upper 24 bits, the lower 8 chosen by
+ * the consumer.  type says which verb made the WQE: ibv_bind_mw()
+ * (METAROCE_BIND_TYPE_1) or an IBV_WR_BIND_MW work request
+ * (METAROCE_BIND_TYPE_2); it must match the window's type.  A type 1 bind
+ * with length 0 (and mr_lkey 0) unbinds the window.  Failures complete
+ * with IBV_WC_MW_BIND_ERR and move the QP to the error state.  The WQE has
+ * no SGEs and no inline data.
+ */
+#define METAROCE_BIND_TYPE_1		1
+#define METAROCE_BIND_TYPE_2		2
+
+struct metaroce_wqe_bind {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 mw_rkey;
+	__u32 new_rkey;
+	__u32 mr_lkey;
+	__u32 access;
+	__u32 type;		/* METAROCE_BIND_TYPE_* */
+	__u32 reserved;
+};
+
+/*
+ * Send WQE: 80-byte header, then num_sge SGEs or inline_len bytes.
+ * LOCAL_INV (IB_UVERBS_WR_LOCAL_INV) names the key in invalidate_rkey.
+ */
 struct metaroce_send_wqe {
 	__aligned_u64 wr_id;
 	__u32 opcode;		/* enum ib_uverbs_wr_opcode */
@@ -109,13 +141,18 @@ struct metaroce_send_wqe {
 	__u32 inline_len;	/* bytes of inline data in place of the SGEs */
 	__u32 imm_data;		/* network byte order, as in ibv_send_wr */
 	__u32 invalidate_rkey;
-	__aligned_u64 remote_addr;
-	__u32 rkey;
-	__u32 ah_num;		/* UD: from the create_ah response */
-	__u32 remote_qpn;	/* UD */
-	__u32 remote_qkey;	/* UD */
-	__aligned_u64 compare_add;
-	__aligned_u64 swap;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 ah_num;		/* UD: from the create_ah response */
+			__u32 remote_qpn;	/* UD */
+			__u32 remote_qkey;	/* UD */
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+		};
+		struct metaroce_wqe_bind bind;	/* BIND_MW */
+	};
 	__u32 reserved[2];
 	struct metaroce_sge sge[];
 };

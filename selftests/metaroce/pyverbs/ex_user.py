@@ -544,8 +544,10 @@ def t_qpex_errors(da, db):
         return rdma_errno(lambda: QPEx(a.ctx, init))
     check(create_errno(e.IBV_QPT_UD, e.IBV_QP_EX_WITH_RDMA_WRITE) ==
           errno.EOPNOTSUPP, 'UD with RDMA WRITE: not EOPNOTSUPP')
-    check(create_errno(e.IBV_QPT_RC, e.IBV_QP_EX_WITH_BIND_MW) ==
-          errno.EOPNOTSUPP, 'RC with BIND_MW: not EOPNOTSUPP')
+    check(create_errno(e.IBV_QPT_UD, e.IBV_QP_EX_WITH_BIND_MW) ==
+          errno.EOPNOTSUPP, 'UD with BIND_MW: not EOPNOTSUPP')
+    check(create_errno(e.IBV_QPT_RC, e.IBV_QP_EX_WITH_TSO) ==
+          errno.EOPNOTSUPP, 'RC with TSO: not EOPNOTSUPP')
     check(create_errno(e.IBV_QPT_RC, e.IBV_QP_EX_WITH_SEND,
                        e.IBV_QP_INIT_ATTR_PD |
                        e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |

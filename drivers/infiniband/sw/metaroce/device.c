@@ -126,6 +126,8 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 	free_percpu(mdev->stats);
 	WARN_ON(!xa_empty(&mdev->mr_xa));
 	WARN_ON(!xa_empty(&mdev->qp_xa));
+	WARN_ON(!xa_empty(&mdev->mw_xa));
+	xa_destroy(&mdev->mw_xa);
 	xa_destroy(&mdev->mr_xa);
 	xa_destroy(&mdev->qp_xa);
 	WARN_ON(!xa_empty(&mdev->ah_xa));
@@ -139,6 +141,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 
 	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
 	.alloc_mr = mroce_alloc_mr,
+	.alloc_mw = mroce_alloc_mw,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
 	.create_ah = mroce_create_ah,
@@ -147,6 +150,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.create_srq = mroce_create_srq,
 	.create_user_ah = mroce_create_ah,
 	.dealloc_driver = mroce_dealloc_driver,
+	.dealloc_mw = mroce_dealloc_mw,
 	.dealloc_pd = mroce_dealloc_pd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
 	.dereg_mr = mroce_dereg_mr,
@@ -181,6 +185,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, mroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, mroce_srq, ibsrq),
@@ -202,7 +207,9 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->device_cap_flags = IB_DEVICE_CURR_QP_STATE_MOD |
 			      IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_RC_RNR_NAK_GEN |
-			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = MROCE_MAX_SGE;
 	a->max_recv_sge = MROCE_MAX_SGE;
@@ -210,6 +217,7 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	a->max_cq = MROCE_MAX_CQ;
 	a->max_cqe = MROCE_MAX_CQE;
 	a->max_mr = MROCE_MAX_MR;
+	a->max_mw = MROCE_MAX_MW;
 	a->max_fast_reg_page_list_len = MROCE_MAX_FRPL;
 	a->max_pd = MROCE_MAX_PD;
 	a->max_qp_rd_atom = MROCE_MAX_RD_ATOMIC;
@@ -245,6 +253,8 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	INIT_LIST_HEAD(&mdev->list);
 	spin_lock_init(&mdev->port_lock);
 	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init(&mdev->mw_xa);
+	spin_lock_init(&mdev->mw_lock);
 	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC);
 	xa_init(&mdev->conn_xa);
@@ -258,6 +268,7 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	atomic_set(&mdev->num_cq, 0);
 	atomic_set(&mdev->num_qp, 0);
 	atomic_set(&mdev->num_mr, 0);
+	atomic_set(&mdev->num_mw, 0);
 	atomic_set(&mdev->num_srq, 0);
 	mroce_init_attr(mdev, ndev);
 

@@ -157,6 +157,7 @@ out:
 /*
  * Can rkey be invalidated by qp (a SEND_INV from its peer, spec 10.3.4)?
  * Returns 0 or -EINVAL.  An MR invalid already may be invalidated again.
+ * The key may also name a type 2 memory window (mw.c).
  */
 int mroce_inv_check(struct mroce_qp *qp, u32 rkey)
 {
@@ -168,15 +169,16 @@ int mroce_inv_check(struct mroce_qp *qp, u32 rkey)
 	if (mr && READ_ONCE(mr->key) == rkey)
 		err = 0;
 	rcu_read_unlock();
-	return err;
+	return mr ? err : mroce_mw_inv_check(qp, rkey);
 }
 
 /*
  * Invalidate key (IB_WR_LOCAL_INV, or a SEND_INV completing): once this
  * returns, no access through the key is in progress or can start.  Any
- * context.  Returns 0 or -EINVAL.
+ * context.  Returns 0 or -EINVAL.  remote: a SEND_INV, which can only
+ * invalidate a type 2 window bound to qp.
  */
-int mroce_invalidate(struct mroce_qp *qp, u32 key)
+int mroce_invalidate(struct mroce_qp *qp, u32 key, bool remote)
 {
 	unsigned long flags;
 	struct mroce_mr *mr;
@@ -193,7 +195,7 @@ int mroce_invalidate(struct mroce_qp *qp, u32 key)
 		spin_unlock_irqrestore(&mr->lock, flags);
 	}
 	rcu_read_unlock();
-	return err;
+	return mr ? err : mroce_mw_invalidate(qp, key, remote);
 }
 
 /* Execute a local operation of the send queue; its completion status. */
@@ -204,8 +206,10 @@ enum ib_wc_status mroce_local_op(struct mroce_qp *qp,
 	case IB_WR_REG_MR:
 		return mroce_reg_mr(qp, wqe);
 	case IB_WR_LOCAL_INV:
-		return mroce_invalidate(qp, wqe->invalidate_rkey) ?
+		return mroce_invalidate(qp, wqe->invalidate_rkey, false) ?
 		       IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+	case IB_WR_BIND_MW:
+		return mroce_bind_mw(qp, wqe);
 	default:
 		return IB_WC_LOC_QP_OP_ERR;
 	}

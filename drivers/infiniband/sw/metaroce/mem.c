@@ -160,20 +160,76 @@ static int mroce_frmr_check_do(struct mroce_qp *qp, struct mroce_mr *mr,
 	return ret;
 }
 
-/* Look key up, check it and do op: 0 or the REMOTE_ACCESS detail. */
+/*
+ * Check a memory window for access by qp through key to [va, va + len),
+ * then do op on its MR (spec 10.6): the window's key, PD, QP (type 2: only
+ * the QP that bound it, that is only its peer's requests), rights and range.
+ * Under the window's lock, so that an unbind or invalidation returns only
+ * once this is done.  The MR is a user MR, held by the binding.
+ */
+static int mroce_mw_check_do(struct mroce_qp *qp, struct mroce_mw *mw,
+			     u32 key, u64 va, u32 len, int access,
+			     struct mroce_mr_op *op)
+{
+	unsigned long flags;
+	u64 mr_va;
+	int ret;
+
+	spin_lock_irqsave(&mw->lock, flags);
+	if (!mw->mr || mw->key != key)
+		ret = 1;
+	else if (mw->ibmw.pd != qp->ibqp.pd ||
+		 (mw->ibmw.type == IB_MW_TYPE_2 && mw->qp != qp))
+		ret = 2;
+	else if ((mw->access & access) != access)
+		ret = 3;
+	else if (va < mw->va || va + len < va || va + len - mw->va > mw->length)
+		ret = 4;
+	else
+		ret = 0;
+	mr_va = mw->mr_va + (va - mw->va);
+	/* A zero-based window may put an aligned target off alignment. */
+	if (!ret && op->kind == MROCE_OP_ATOMIC && (mr_va & 7))
+		ret = 4;
+	if (!ret) {
+		if (op->kind == MROCE_OP_COPY && len)
+			mroce_mr_copy(mw->mr, mr_va, op->buf, len, op->to_mr);
+		else if (op->kind == MROCE_OP_ATOMIC)
+			mroce_mr_atomic(mw->mr, mr_va, op);
+	}
+	spin_unlock_irqrestore(&mw->lock, flags);
+	return ret;
+}
+
+#define MROCE_ACCESS_REMOTE	(IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * Look key up, check it and do op: 0 or the REMOTE_ACCESS detail.  A
+ * remote access may go through a memory window; a local one (an lkey)
+ * never does.
+ */
 static int mroce_mr_access(struct mroce_qp *qp, u32 key, u64 va, u32 len,
 			   int access, struct mroce_mr_op *op)
 {
 	struct mroce_dev *mdev = to_mdev(qp->ibqp.device);
+	struct mroce_mw *mw;
 	struct mroce_mr *mr;
 	int ret = 1;
 
 	rcu_read_lock();
 	mr = xa_load(&mdev->mr_xa, key >> 8);
-	if (mr && mr->type == MROCE_MR_FAST)
+	if (mr && mr->type == MROCE_MR_FAST) {
 		ret = mroce_frmr_check_do(qp, mr, key, va, len, access, op);
-	else if (mr)
+	} else if (mr) {
 		ret = mroce_mr_check_do(qp, mr, key, va, len, access, op);
+	} else if (access & MROCE_ACCESS_REMOTE) {
+		mw = xa_load(&mdev->mw_xa, key >> 8);
+		if (mw)
+			ret = mroce_mw_check_do(qp, mw, key, va, len, access,
+						op);
+	}
 	rcu_read_unlock();
 	return ret;
 }

@@ -148,16 +148,24 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	return mroce_mr_publish(mr);
 }
 
+/* Fails with -EINVAL while memory windows are bound to the MR (mw.c). */
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	mroce_mr_free(to_mmr(ibmr));
+	struct mroce_mr *mr = to_mmr(ibmr);
+	int err;
+
+	err = mroce_mw_mr_close(mr);
+	if (err)
+		return err;
+	mroce_mr_free(mr);
 	return 0;
 }
 
 /*
  * ibv_rereg_mr(): register afresh with what changes and what stays, and
  * hand the core the new MR, which then destroys the old one.  The keys
- * change, as a re-registration may do (IBA 11.2.8.4).
+ * change, as a re-registration may do (IBA 11.2.8.4).  Not while memory
+ * windows are bound to the MR: the core deregisters the old one.
  */
 struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
@@ -166,7 +174,7 @@ struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	struct mroce_mr *mr = to_mmr(ibmr);
 	struct ib_mr *new;
 
-	if (mr->type != MROCE_MR_USER)
+	if (mr->type != MROCE_MR_USER || mroce_mw_mr_close(mr))
 		return ERR_PTR(-EINVAL);
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = mr->umem->address;
@@ -176,9 +184,11 @@ struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
 	new = mroce_reg_user_mr(pd, start, length, iova, access, udata);
-	if (!IS_ERR(new)) {
-		new->iova = iova;
-		new->length = length;
+	if (IS_ERR(new)) {
+		mroce_mw_mr_reopen(mr);
+		return new;
 	}
+	new->iova = iova;
+	new->length = length;
 	return new;
 }

@@ -37,6 +37,7 @@
 #define MROCE_MAX_CQ		SZ_64K
 #define MROCE_MAX_CQE		(SZ_128K - 1)
 #define MROCE_MAX_MR		SZ_256K
+#define MROCE_MAX_MW		SZ_64K
 #define MROCE_MAX_PD		SZ_64K
 #define MROCE_MAX_MR_SIZE	SZ_1T
 #define MROCE_MAX_FRPL		512	/* pages in a fast-registration MR */
@@ -67,6 +68,13 @@ struct mroce_dev {
 
 	struct xarray mr_xa;		/* key index -> struct mroce_mr */
 	u32 mr_next;			/* cyclic allocation hint for mr_xa */
+	/*
+	 * Memory windows by key index.  A window's index is reserved (empty)
+	 * in mr_xa, so MR and MW keys never collide.
+	 */
+	struct xarray mw_xa;
+	/* Window bindings: which MR and QP each window is bound to (mw.c). */
+	spinlock_t mw_lock;
 	struct xarray qp_xa;		/* QPN -> struct mroce_qp */
 	struct xarray ah_xa;		/* AH number -> struct mroce_ah_ref */
 	u32 qp_next;			/* cyclic allocation hint for qp_xa */
@@ -88,6 +96,7 @@ struct mroce_dev {
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_mr;
+	atomic_t num_mw;
 	atomic_t num_ah;
 	atomic_t num_srq;
 };

@@ -16,7 +16,8 @@ static int mroce_check_send_wr(struct mroce_qp *qp,
 	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
 	/* The same opcode rules the send worker applies to user WQEs. */
-	if (!mroce_opcode_ok(qp->ibqp.qp_type, wr->opcode))
+	if (!mroce_opcode_ok(qp->ibqp.qp_type, wr->opcode) ||
+	    wr->opcode == IB_WR_BIND_MW)
 		return -EINVAL;
 	if (ud && !ud_wr(wr)->ah)
 		return -EINVAL;

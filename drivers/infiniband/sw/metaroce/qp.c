@@ -120,6 +120,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	INIT_WORK(&qp->send_work, mroce_send_worker);
+	INIT_LIST_HEAD(&qp->mws);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
 
@@ -432,6 +433,8 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	synchronize_rcu();	/* no lookup still holds the pointer */
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	cancel_work_sync(&qp->send_work);
+	/* No bind runs any more: free the type 2 windows it bound. */
+	mroce_mw_qp_release(qp);
 	mroce_qp_unmap_rings(qp);
 	mroce_wq_free(&qp->sq);
 	mroce_wq_free(&qp->rq);

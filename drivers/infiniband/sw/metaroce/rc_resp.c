@@ -206,7 +206,7 @@ static void mroce_deliver_recv(struct mroce_qp *qp, struct mroce_tracker *t)
 		 * at the first packet; if its consumer invalidated or freed
 		 * it since, it is invalid all the same.
 		 */
-		mroce_invalidate(qp, t->inv_rkey);
+		mroce_invalidate(qp, t->inv_rkey, true);
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc.ex.invalidate_rkey = t->inv_rkey;
 	}

@@ -69,11 +69,41 @@ struct mroce_mr {
 	struct mroce_frpl *map;	/* MROCE_MR_FAST: the registered translation */
 	struct mroce_frpl *staging; /* ... and the one map_mr_sg fills */
 	struct mroce_frpl frpl[2];
+	/* Under mdev->mw_lock (mw.c): */
+	u32 num_mw;		/* windows bound to it */
+	bool mw_closed;		/* being deregistered: no more binds */
 };
 
 static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct mroce_mr, ibmr);
+}
+
+/*
+ * A memory window (mw.c).  Its binding (mr, qp, range, access, key)
+ * changes under mdev->mw_lock and lock both; the data path checks and uses
+ * the window under lock alone, so that an unbind or invalidation returns
+ * only once no access through the old binding is in progress.  A bound
+ * window's MR is a user MR, which cannot be deregistered while bound.
+ */
+struct mroce_mw {
+	struct ib_mw ibmw;
+	u32 index;		/* the key's upper 24 bits */
+	spinlock_t lock;
+	bool dead;		/* deallocated: binds fail */
+	u32 key;		/* the rkey now (ibmw.rkey: at allocation) */
+	struct mroce_mr *mr;	/* bound to; NULL: not bound */
+	struct mroce_qp *qp;	/* type 2, bound: the QP that bound it */
+	struct list_head qp_entry;	/* on qp->mws (type 2, bound) */
+	int access;		/* IB_ACCESS_REMOTE_* */
+	u64 va;			/* the window's first byte, as addressed */
+	u64 length;
+	u64 mr_va;		/* the same byte as an address of mr */
+};
+
+static inline struct mroce_mw *to_mmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct mroce_mw, ibmw);
 }
 
 /*
@@ -137,6 +167,7 @@ struct mroce_send_wqe {
 	u32 remote_qkey;		/* UD */
 	u64 compare_add;
 	u64 swap;
+	struct metaroce_wqe_bind bind;	/* BIND_MW */
 	struct metaroce_sge *sge;	/* or the inline bytes */
 	/* RC requester progress, under the connection lock */
 	u32 ssn;
@@ -202,6 +233,7 @@ struct mroce_qp {
 	struct mroce_recv_wqe rq_scratch;	/* under rq.lock */
 	struct mroce_stream stream;		/* RC */
 	bool last_wqe_done;	/* SRQ: LAST_WQE_REACHED raised since ERR */
+	struct list_head mws;	/* type 2 windows bound by it (mw_lock) */
 };
 
 static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
@@ -285,7 +317,18 @@ void mroce_frmr_free(struct mroce_mr *mr);
 enum ib_wc_status mroce_local_op(struct mroce_qp *qp,
 				 const struct mroce_send_wqe *wqe);
 int mroce_inv_check(struct mroce_qp *qp, u32 rkey);
-int mroce_invalidate(struct mroce_qp *qp, u32 key);
+int mroce_invalidate(struct mroce_qp *qp, u32 key, bool remote);
+
+/* mw.c: memory windows */
+int mroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int mroce_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status mroce_bind_mw(struct mroce_qp *qp,
+				const struct mroce_send_wqe *wqe);
+int mroce_mw_inv_check(struct mroce_qp *qp, u32 rkey);
+int mroce_mw_invalidate(struct mroce_qp *qp, u32 rkey, bool remote);
+void mroce_mw_qp_release(struct mroce_qp *qp);
+int mroce_mw_mr_close(struct mroce_mr *mr);
+void mroce_mw_mr_reopen(struct mroce_mr *mr);
 
 /* cq.c */
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

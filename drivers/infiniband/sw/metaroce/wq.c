@@ -76,6 +76,7 @@ bool mroce_opcode_ok(enum ib_qp_type type, u32 op)
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_REG_MR:
 	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
 		return true;
 	default:
 		return false;
@@ -85,7 +86,38 @@ bool mroce_opcode_ok(enum ib_qp_type type, u32 op)
 /* Local operations: executed by the send queue, no packet (spec 15.5). */
 bool mroce_opcode_local(u32 op)
 {
-	return op == IB_WR_REG_MR || op == IB_WR_LOCAL_INV;
+	return op == IB_WR_REG_MR || op == IB_WR_LOCAL_INV ||
+	       op == IB_WR_BIND_MW;
+}
+
+/*
+ * Who may post op: fast registration is for kernel QPs (a user QP has no
+ * fast-registration MR, nor an ib_mr to name), window binding for user QPs
+ * (the kernel has no memory window API).
+ */
+static bool mroce_opcode_allowed(struct mroce_qp *qp, u32 op)
+{
+	if (!mroce_opcode_ok(qp->ibqp.qp_type, op))
+		return false;
+	if (op == IB_WR_REG_MR)
+		return !qp->ibqp.uobject;
+	if (op == IB_WR_BIND_MW)
+		return qp->ibqp.uobject;
+	return true;
+}
+
+static void mroce_decode_bind(const struct metaroce_send_wqe *src,
+			      struct mroce_send_wqe *wqe)
+{
+	struct metaroce_wqe_bind *b = &wqe->bind;
+
+	b->addr = READ_ONCE(src->bind.addr);
+	b->length = READ_ONCE(src->bind.length);
+	b->mw_rkey = READ_ONCE(src->bind.mw_rkey);
+	b->new_rkey = READ_ONCE(src->bind.new_rkey);
+	b->mr_lkey = READ_ONCE(src->bind.mr_lkey);
+	b->access = READ_ONCE(src->bind.access);
+	b->type = READ_ONCE(src->bind.type);
 }
 
 /* Check and copy a WQE the poster wrote; sets wqe->status on nonsense. */
@@ -113,9 +145,7 @@ static void mroce_decode_send_wqe(struct mroce_qp *qp,
 	wqe->sge = (struct metaroce_sge *)data;
 	wqe->status = IB_WC_SUCCESS;
 
-	/* A user QP has no fast-registration MRs (nor an ib_mr to name). */
-	if (!mroce_opcode_ok(qp->ibqp.qp_type, wqe->opcode) ||
-	    (qp->ibqp.uobject && mroce_opcode_local(wqe->opcode))) {
+	if (!mroce_opcode_allowed(qp, wqe->opcode)) {
 		wqe->status = IB_WC_LOC_QP_OP_ERR;
 		wqe->num_sge = 0;
 		wqe->inline_len = 0;
@@ -125,6 +155,8 @@ static void mroce_decode_send_wqe(struct mroce_qp *qp,
 		wqe->num_sge = 0;
 		wqe->inline_len = 0;
 		wqe->length = 0;
+		if (wqe->opcode == IB_WR_BIND_MW)
+			mroce_decode_bind(src, wqe);
 		return;
 	}
 	if (wqe->send_flags & IB_SEND_INLINE) {
@@ -192,6 +224,8 @@ static enum ib_wc_opcode mroce_wc_opcode(enum ib_wr_opcode op)
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
 	}

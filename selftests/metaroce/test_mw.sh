@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vm: -t 900
+#
+# Memory windows through the userspace provider, between two devices in
+# two network namespaces (progs/rc_mw.c): type 1 (ibv_bind_mw) and type 2
+# (IBV_WR_BIND_MW, ibv_wr_bind_mw, zero based) windows on an MR with no
+# remote right of its own; remote WRITE, READ and atomics through the
+# window's rkey with every target byte checked; accesses outside the
+# window or beyond its rights refused with IBV_WC_REM_ACCESS_ERR and the
+# target untouched; LOCAL_INV and SEND_WITH_INV; a type 2 window refused to
+# every QP but the peer of the one that bound it; rebinding and unbinding
+# a type 1 window; bind arguments refused with their errno or with
+# IBV_WC_MW_BIND_ERR; deallocating bound windows and deregistering their
+# MR; a process exiting with bound windows.
+. "$(dirname "$0")/lib.sh"
+
+TESTS=(type1 type2 type2_ex zero_based range rights local_inv send_inv
+       other_qp rebind bind_errno bind_err_wc dealloc teardown)
+tap_plan $((${#TESTS[@]} + 4))
+setup_two_hosts
+ip netns exec $NS_A rdma link add mwa type metaroce netdev va
+ip netns exec $NS_B rdma link add mwb type metaroce netdev vb
+wait_for 10 gid_index mwa
+wait_for 10 gid_index mwb
+
+PROG=/tmp/rc_mw
+ok_if "build rc_mw" gcc -O2 -Wall -Wextra -o $PROG \
+	selftests/metaroce/progs/rc_mw.c -libverbs
+
+ok_if "device advertises memory windows" bash -c \
+	"ibv_devinfo -v -d mwa | grep -q 'max_mw:[[:space:]]*65536' &&
+	 ibv_devinfo -v -d mwa | grep -q MEM_WINDOW_TYPE_2B"
+
+run() {
+	local out
+	out=$(timeout 300 $PROG "$1" mwa mwb 2>&1)
+	echo "$out"
+	grep -q '^ok$' <<<"$out"
+}
+for t in "${TESTS[@]}"; do
+	ok_if "rc_mw $t" run "$t"
+done
+
+ok_if "no user objects left" bash -c \
+	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&
+	 ! rdma res show mr | grep -q . && ! rdma res show pd | grep -v "\[ib_core\]" | grep -q .'
+
+# The driver warns if a window outlives its device: none may.
+rdma link delete mwa
+rdma link delete mwb
+ok_if "module unloads with no window left" modprobe -r metaroce
+tap_done
