@@ -55,14 +55,16 @@ static int kv_rn_exceeded(struct kv_test *t, struct kv_buf *sb)
 	return err;
 }
 
-/* rnr_retry 7: the SEND waits until a receive is posted. */
-static int kv_rn_waits(struct kv_test *t, struct kv_buf *sb, u32 len)
+/*
+ * A pair whose requester retries RNR forever (rnr_retry 7), sb filled with
+ * pattern seed, and rb of len bytes on the responder.
+ */
+static int kv_rn_forever_pair(struct kv_test *t, struct kv_ep *a,
+			      struct kv_ep *b, struct kv_buf *sb,
+			      struct kv_buf *rb, u32 len, u32 seed)
 {
 	struct kv_rc_attr rca, rcb;
-	struct kv_ep a = {}, b = {};
-	struct kv_buf rb = {};
 	struct kv_ep_attr attr;
-	struct ib_wc wc;
 	int err;
 
 	kv_ep_attr_default(&attr, IB_QPT_RC);
@@ -70,11 +72,23 @@ static int kv_rn_waits(struct kv_test *t, struct kv_buf *sb, u32 len)
 	kv_rc_attr_default(&rcb);
 	rca.rnr_retry = 7;
 	rcb.min_rnr_timer = IB_RNR_TIMER_001_28;
-	kv_fill(sb->va, len, 500, 0);
+	kv_fill(sb->va, len, seed, 0);
 	kv_buf_for_dev(sb);
-	err = kv_rc_pair(t, &a, &b, &attr, &rca, &rcb);
+	err = kv_rc_pair(t, a, b, &attr, &rca, &rcb);
 	if (!err)
-		err = kv_buf_alloc(t, &rb, b.dev->ibdev, len);
+		err = kv_buf_alloc(t, rb, b->dev->ibdev, len);
+	return err;
+}
+
+/* rnr_retry 7: the SEND waits until a receive is posted. */
+static int kv_rn_waits(struct kv_test *t, struct kv_buf *sb, u32 len)
+{
+	struct kv_ep a = {}, b = {};
+	struct kv_buf rb = {};
+	struct ib_wc wc;
+	int err;
+
+	err = kv_rn_forever_pair(t, &a, &b, sb, &rb, len, 500);
 	if (!err)
 		err = kv_rn_send(t, &a, sb, len, 0x72);
 	if (!err)
@@ -110,26 +124,15 @@ static int kv_rn_waits(struct kv_test *t, struct kv_buf *sb, u32 len)
 static int kv_rn_write_imm_waits(struct kv_test *t, struct kv_buf *sb,
 				 u32 len)
 {
-	struct ib_sge sge;
 	struct ib_rdma_wr wr = {};
-	struct kv_rc_attr rca, rcb;
 	struct kv_ep a = {}, b = {};
 	struct kv_buf rb = {};
-	struct kv_ep_attr attr;
 	struct kv_rmr rmr;
+	struct ib_sge sge;
 	struct ib_wc wc;
 	int err;
 
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rca);
-	kv_rc_attr_default(&rcb);
-	rca.rnr_retry = 7;
-	rcb.min_rnr_timer = IB_RNR_TIMER_001_28;
-	kv_fill(sb->va, len, 501, 0);
-	kv_buf_for_dev(sb);
-	err = kv_rc_pair(t, &a, &b, &attr, &rca, &rcb);
-	if (!err)
-		err = kv_buf_alloc(t, &rb, b.dev->ibdev, len);
+	err = kv_rn_forever_pair(t, &a, &b, sb, &rb, len, 501);
 	if (!err)
 		err = kv_rmr_reg(t, &b, &rb, IB_ACCESS_LOCAL_WRITE |
 				 IB_ACCESS_REMOTE_WRITE, &rmr);

@@ -221,29 +221,13 @@ static bool mroce_mw_inv_ok(struct mroce_qp *qp, struct mroce_mw *mw,
 	return !remote || !mw->qp || mw->qp == qp;
 }
 
-/* 0 if a SEND_WITH_INV arriving at qp may invalidate rkey, or -EINVAL. */
-int mroce_mw_inv_check(struct mroce_qp *qp, u32 rkey)
-{
-	struct mroce_dev *mdev = to_mdev(qp->ibqp.device);
-	struct mroce_mw *mw;
-	unsigned long flags;
-	int err = -EINVAL;
-
-	rcu_read_lock();
-	spin_lock_irqsave(&mdev->mw_lock, flags);
-	mw = mroce_mw_find(mdev, rkey);
-	if (mw && mroce_mw_inv_ok(qp, mw, rkey, true))
-		err = 0;
-	spin_unlock_irqrestore(&mdev->mw_lock, flags);
-	rcu_read_unlock();
-	return err;
-}
-
 /*
- * Invalidate the type 2 window rkey names: once this returns, no access
- * through it is in progress or can start.  0 or -EINVAL.
+ * Invalidate the type 2 window rkey names (only check that qp may, if
+ * !apply): once this returns, no access through it is in progress or can
+ * start.  0 or -EINVAL.
  */
-int mroce_mw_invalidate(struct mroce_qp *qp, u32 rkey, bool remote)
+static int mroce_mw_inv(struct mroce_qp *qp, u32 rkey, bool remote,
+			bool apply)
 {
 	struct mroce_dev *mdev = to_mdev(qp->ibqp.device);
 	struct mroce_mw *mw;
@@ -254,14 +238,27 @@ int mroce_mw_invalidate(struct mroce_qp *qp, u32 rkey, bool remote)
 	spin_lock_irqsave(&mdev->mw_lock, flags);
 	mw = mroce_mw_find(mdev, rkey);
 	if (mw && mroce_mw_inv_ok(qp, mw, rkey, remote)) {
-		spin_lock(&mw->lock);
-		mroce_mw_unbind(mw);
-		spin_unlock(&mw->lock);
+		if (apply) {
+			spin_lock(&mw->lock);
+			mroce_mw_unbind(mw);
+			spin_unlock(&mw->lock);
+		}
 		err = 0;
 	}
 	spin_unlock_irqrestore(&mdev->mw_lock, flags);
 	rcu_read_unlock();
 	return err;
+}
+
+/* 0 if a SEND_WITH_INV arriving at qp may invalidate rkey, or -EINVAL. */
+int mroce_mw_inv_check(struct mroce_qp *qp, u32 rkey)
+{
+	return mroce_mw_inv(qp, rkey, true, false);
+}
+
+int mroce_mw_invalidate(struct mroce_qp *qp, u32 rkey, bool remote)
+{
+	return mroce_mw_inv(qp, rkey, remote, true);
 }
 
 /* A QP being destroyed: the type 2 windows it bound become free. */
