@@ -460,11 +460,18 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 	u32 qpn = ntohl(nkx->code_req_qpn) & MROCE_QPN_MASK;
 	u8 code = ntohl(nkx->code_req_qpn) >> 24;
 	u32 ssn = ntohl(nkx->ssn);
+	struct mroce_sr sr = {
+		.flags_req_qpn = htonl(qpn),
+		.resp_qpn = nkx->detail_resp_qpn & htonl(MROCE_QPN_MASK),
+		.completed_ssn = nkx->completed_ssn,
+	};
 	struct mroce_send_wqe *wqe;
 	struct mroce_stream *st;
 	struct mroce_qp *qp;
 	u32 idx;
 
+	/* Its Completed SSN first, as a Stream Record's (MRC-ERR-006). */
+	mroce_rc_rx_sr(conn, &sr);
 	qp = mroce_qp_get(conn->mdev, qpn);
 	if (!qp)
 		return;

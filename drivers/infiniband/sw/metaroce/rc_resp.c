@@ -29,8 +29,11 @@ static u32 mroce_rq_posted(struct mroce_qp *qp)
 void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr)
 {
 	struct mroce_stream *st = &qp->stream;
-
 	u8 flags = qp->ibqp.srq ? MROCE_SRF_UNLIMITED : MROCE_SRF_CREDIT;
+
+	if (st->sr_sync)
+		flags |= MROCE_SRF_SYNC_REPLY;	/* once, answering a SYNC */
+	st->sr_sync = false;
 
 	sr->flags_req_qpn = htonl((u32)flags << 24 | qp->attr.dest_qp_num);
 	sr->resp_qpn = htonl(qp->ibqp.qp_num);
@@ -41,15 +44,15 @@ void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr)
 						  mroce_rq_posted(qp)));
 }
 
-/* NAK the request in (spec 13). */
-void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
-		    u8 code, u8 detail, u32 param, struct sk_buff_head *q)
+/* Send the NAK n as a reply to in (spec 5.5.9, 13.1). */
+void mroce_nak_send(struct mroce_conn *conn, const struct sk_buff *in,
+		    const struct mroce_nak_info *n, struct sk_buff_head *q)
 {
 	const struct mroce_bth *ib = (const struct mroce_bth *)in->data;
-	const struct mroce_sx *sx = (const struct mroce_sx *)(ib + 1);
 	struct mroce_nkx *nkx;
 	struct mroce_bth *bth;
 	struct sk_buff *skb;
+	u8 code = n->code;
 
 	conn->ack_now = true;	/* MRC-ACK-006 rule 7 */
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_NAK, sizeof(*nkx), 0);
@@ -59,13 +62,13 @@ void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
 	bth->psn = htonl(conn->ack_seq++);
 	bth->path_id = ib->path_id;
 	nkx = (struct mroce_nkx *)(bth + 1);
-	nkx->code_req_qpn = htonl((u32)code << 24 |
-				  (ntohl(sx->sqpn) & MROCE_QPN_MASK));
-	nkx->detail_resp_qpn = htonl((u32)detail << 24 |
-				     (ntohl(sx->segsh_dqpn) & MROCE_QPN_MASK));
-	nkx->ssn = sx->ssn;
-	nkx->msn = sx->msn;
-	nkx->param = htonl(param);
+	nkx->code_req_qpn = htonl((u32)code << 24 | (n->req & MROCE_QPN_MASK));
+	nkx->detail_resp_qpn = htonl((u32)n->detail << 24 |
+				     (n->resp & MROCE_QPN_MASK));
+	nkx->ssn = htonl(n->ssn);
+	nkx->msn = htonl(n->msn);
+	nkx->param = htonl(n->param);
+	nkx->completed_ssn = htonl(n->completed);
 	mroce_reply_to(skb, in);
 	__skb_queue_tail(q, skb);
 	switch (code) {
@@ -91,6 +94,32 @@ void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
 		mroce_count(conn->mdev, NAK_OP_ERR_SENT);
 		break;
 	}
+}
+
+/*
+ * NAK the request in (spec 13.1): its QPNs, SSN and, if it consumes a
+ * receive, MSN; the Completed SSN of its stream, if it has one here.
+ */
+void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
+		    u8 code, u8 detail, u32 param, struct sk_buff_head *q)
+{
+	const struct mroce_bth *ib = (const struct mroce_bth *)in->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(ib + 1);
+	struct mroce_nak_info n = {
+		.code = code, .detail = detail, .param = param,
+		.req = ntohl(sx->sqpn) & MROCE_QPN_MASK,
+		.resp = ntohl(sx->segsh_dqpn) & MROCE_QPN_MASK,
+		.ssn = ntohl(sx->ssn),
+		.msn = mroce_is_recv_type(ib->type) ? ntohl(sx->msn) : 0,
+	};
+	struct mroce_qp *qp = mroce_qp_get(conn->mdev, n.resp);
+
+	if (qp) {
+		if (qp->ibqp.qp_type == IB_QPT_RC && qp->stream.conn == conn)
+			n.completed = qp->stream.completed_ssn;
+		mroce_qp_put(qp);
+	}
+	mroce_nak_send(conn, in, &n, q);
 }
 
 static void mroce_tracker_free(struct mroce_conn *conn, u32 qpn,

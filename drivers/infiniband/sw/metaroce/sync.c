@@ -266,6 +266,43 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 	mroce_count(conn->mdev, SYNCS_SENT);
 }
 
+/*
+ * One SYNC entry (MRC-LOSS-015): an attached stream is reported with
+ * SYNC_REPLY, and NAKed SEQUENCE if the requester waits for a request
+ * beyond the next one; any other stream gets the NAK of the attach rules
+ * (6.5.2): NOT_READY before RTR, STREAM_CLOSED otherwise.
+ */
+static void mroce_sync_entry(struct mroce_conn *conn, struct sk_buff *skb,
+			     const __be32 *e, struct sk_buff_head *q)
+{
+	struct mroce_nak_info n = {
+		.req = ntohl(e[0]) & MROCE_QPN_MASK,
+		.resp = ntohl(e[1]) & MROCE_QPN_MASK,
+		.ssn = ntohl(e[2]),
+		.code = MROCE_NAK_STREAM_CLOSED,
+	};
+	struct mroce_qp *qp = mroce_qp_get(conn->mdev, n.resp);
+	enum ib_qp_state state;
+
+	if (qp && qp->ibqp.qp_type == IB_QPT_RC &&
+	    qp->attr.dest_qp_num == n.req) {
+		state = READ_ONCE(qp->state);
+		if (state < IB_QPS_RTR) {
+			n.code = MROCE_NAK_NOT_READY;
+		} else if (state != IB_QPS_ERR && qp->stream.conn == conn) {
+			qp->stream.sr_sync = true;
+			mroce_sr_pending_add(conn, qp);
+			n.completed = qp->stream.completed_ssn;
+			n.code = mroce_seq_diff(n.ssn, n.completed) > 1 ?
+				 MROCE_NAK_SEQUENCE : 0;
+		}
+	}
+	if (qp)
+		mroce_qp_put(qp);
+	if (n.code)
+		mroce_nak_send(conn, skb, &n, q);
+}
+
 /* A SYNC from the peer: report the streams it names (MRC-LOSS-015). */
 void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 		   struct sk_buff_head *q)
@@ -273,7 +310,6 @@ void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const u8 *syx = (const u8 *)(bth + 1);
 	const __be32 *e = (const __be32 *)(syx + 4);
-	struct mroce_qp *qp;
 	u32 n = syx[0], i;
 
 	if (!n || n > MROCE_SYNC_MAX || bth->payload_len ||
@@ -283,14 +319,7 @@ void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	mroce_count(conn->mdev, SYNCS_RCVD);
-	for (i = 0; i < n; i++, e += 3) {
-		qp = mroce_qp_get(conn->mdev, ntohl(e[1]) & MROCE_QPN_MASK);
-		if (!qp)
-			continue;
-		if (qp->ibqp.qp_type == IB_QPT_RC && qp->stream.conn == conn &&
-		    qp->attr.dest_qp_num == (ntohl(e[0]) & MROCE_QPN_MASK))
-			mroce_sr_pending_add(conn, qp);
-		mroce_qp_put(qp);
-	}
+	for (i = 0; i < n; i++, e += 3)
+		mroce_sync_entry(conn, skb, e, q);
 	mroce_send_ack(conn, skb, NULL, q);
 }

@@ -319,6 +319,7 @@ struct mroce_stream {
 	struct list_head conn_entry;	/* on conn->streams_list */
 	struct list_head sr_entry;	/* on conn->sr_pending */
 	u8 sr_left;			/* ACKs still to carry the record */
+	bool sr_sync;			/* the next record answers a SYNC */
 	u8 sync_backoff;
 	u8 retries;			/* retry timer expiries without progress */
 	ktime_t sync_at;		/* SYNC timer; 0: not armed */
@@ -470,6 +471,20 @@ void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp);
 /* rc_resp.c */
 void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 			 struct sk_buff *skb, struct sk_buff_head *q);
+/* The fields of a NAK (spec 5.5.9). */
+struct mroce_nak_info {
+	u8 code;
+	u8 detail;
+	u32 req;
+	u32 resp;
+	u32 ssn;
+	u32 msn;
+	u32 param;
+	u32 completed;
+};
+
+void mroce_nak_send(struct mroce_conn *conn, const struct sk_buff *in,
+		    const struct mroce_nak_info *n, struct sk_buff_head *q);
 void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
 		    u8 code, u8 detail, u32 param, struct sk_buff_head *q);
 void mroce_trackers_drop_qp(struct mroce_conn *conn, u32 qpn);

@@ -143,6 +143,7 @@ static_assert(sizeof(struct mroce_pbx) == 16);
 /* Stream record, 16 bytes (spec 5.5.8). */
 #define MROCE_SRF_CREDIT	0x80
 #define MROCE_SRF_UNLIMITED	0x40
+#define MROCE_SRF_SYNC_REPLY	0x20
 struct mroce_sr {
 	__be32 flags_req_qpn;	/* SR Flags (8) | Requester QPN (24) */
 	__be32 resp_qpn;
