@@ -679,9 +679,10 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 	class = mroce_rxpath_accept(conn, skb);
 	if (class < 0)
 		return;		/* out of window: dropped and counted */
-	mroce_cc_rx_hint(conn, skb, true);
 	if (class == 0) {
 		/* Already processed: acknowledge again, do nothing else. */
+		mroce_rxpath_commit(conn, skb, class);
+		mroce_cc_rx_hint(conn, skb, true);
 		mroce_send_ack(conn, skb, NULL, q);
 		return;
 	}
@@ -692,9 +693,13 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 	} else if (bth->type == MROCE_T_READ_RESP ||
 		   bth->type == MROCE_T_ATOMIC_RESP) {
 		mroce_rc_rx_response(conn, qp, skb);
-	} else {
-		mroce_rc_rx_request(conn, qp, skb, q);
+	} else if (!mroce_rc_rx_request(conn, qp, skb, q)) {
+		/* Refused (no tracker, segment window): not committed (7.3.2). */
+		mroce_qp_put(qp);
+		return;
 	}
+	mroce_rxpath_commit(conn, skb, class);
+	mroce_cc_rx_hint(conn, skb, true);
 	mroce_count(conn->mdev, RX_DATA_PACKETS);
 	mroce_ack_committed(conn, skb, qp, q);
 	if (qp)

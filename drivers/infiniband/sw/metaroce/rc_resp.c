@@ -624,15 +624,21 @@ static bool mroce_check_target(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 	detail = mroce_rkey_check(qp, t->rkey, t->va, t->msg_len, access);
 	if (detail) {
+		/* Parameter: the Offset of the packet that found it (5.5.9). */
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_REMOTE_ACCESS, detail,
-			       0, q);
+			       ntohl(((const struct mroce_sx *)(skb->data +
+					sizeof(struct mroce_bth)))->offset), q);
 		return false;
 	}
 	return true;
 }
 
-/* A request packet for stream qp (spec 10). */
-void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
+/*
+ * A request packet for stream qp (spec 10).  False if it was refused for
+ * lack of a tracker or beyond the segment window: then it must not be
+ * committed at path level (MRC-PLC-002, MRC-PLC-004).
+ */
+bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 			 struct sk_buff *skb, struct sk_buff_head *q)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
@@ -646,7 +652,7 @@ void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
 		mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0, q);
-		return;
+		return true;
 	}
 	d = mroce_seq_diff(ssn, st->completed_ssn);
 	if (d <= 0) {
@@ -659,43 +665,49 @@ void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 			mroce_atomic_respond(conn, qp, ssn,
 					     st->atomic_orig[slot], q);
 		}
-		return;
+		return true;
 	}
 	if (d > MROCE_RX_MSG_SLOTS) {
 		mroce_send_nak(conn, skb, MROCE_NAK_SEQUENCE, 0, 0, q);
-		return;
+		return true;
 	}
 
 	first = !xa_load(&conn->trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
 	t = mroce_tracker_get(conn, qp, skb);
 	if (IS_ERR(t)) {
 		mroce_count(conn->mdev, DROP_NO_RESOURCE);
-		return;
+		return false;
 	}
 	if (!first && !mroce_tracker_agrees(t, skb)) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
-		return;
+		return true;
 	}
 	if (t->failed)
-		return;
+		return true;
+	/* The MSN must be within the message slots (MRC-PLC-013). */
+	if (first && mroce_is_recv_type(t->type) &&
+	    (u32)(t->msn - st->recv_msn) >= MROCE_RX_MSG_SLOTS) {
+		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
+		return true;
+	}
 	if (first && !mroce_check_target(conn, qp, t, skb, q))
-		return;
+		return true;
 
 	seg = ntohl(sx->offset) >> (8 + t->segshift);
 	if (seg < t->seg_base || (t->type != MROCE_T_READ_REQ &&
 				  test_bit(seg - t->seg_base, t->segs))) {
 		mroce_stream_duplicate(conn);
-		return;
+		return true;
 	}
 	rel = seg - t->seg_base;
 	if (rel >= MROCE_SEG_WIN) {
 		mroce_count(conn->mdev, DROP_SEG_WINDOW);
-		return;
+		return false;
 	}
 	if (mroce_is_recv_type(t->type) || t->type == MROCE_T_WRITE) {
 		if (!mroce_place(conn, qp, t, skb, q)) {
 			if (t->failed)
-				return;
+				return true;
 			/*
 			 * No receive WQE: RNR, once per message per wait
 			 * (MRC-PLC-036); the requester starts it over.
@@ -708,7 +720,7 @@ void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 				st->rnr_nak_until = jiffies + usecs_to_jiffies(wait);
 			}
 			mroce_tracker_free(conn, qp->ibqp.qp_num, t);
-			return;
+			return true;
 		}
 	}
 	if (seg != t->seg_base)
@@ -726,4 +738,5 @@ void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 		t->seg_base = 0;
 	}
 	mroce_rc_advance(conn, qp, q);
+	return true;
 }

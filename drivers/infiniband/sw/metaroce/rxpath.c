@@ -60,17 +60,17 @@ static bool mroce_rxpath_apply_plw(struct mroce_rxpath *rx, u32 plw)
 
 /*
  * Receiver side of a sequenced packet (spec 7.3.2): apply its PLW, then
- * classify its PSN.  Returns 1 for a new packet (now recorded), 2 for a
- * late one (below the PLW: its content may still be needed, the stream
- * level removes duplicates), 0 for a duplicate, -1 for one dropped and
- * counted.
+ * classify its PSN.  Returns 1 for a new packet, 2 for a late one (below
+ * the PLW: its content may still be needed, the stream level removes
+ * duplicates), 0 for a duplicate, -1 for one dropped and counted.  The
+ * packet is recorded only by mroce_rxpath_commit(), once the stream level
+ * has not refused it.
  */
 int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	u32 psn = ntohl(bth->psn), plw = ntohl(bth->plw);
 	struct mroce_rxpath *rx;
-	bool ce;
 	s32 e;
 
 	if (bth->path_id >= MROCE_MAX_RX_PATHS) {
@@ -96,6 +96,20 @@ int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
 		return -1;
 	}
+	if (e <= 0)
+		return 2;
+	return test_bit(e - 1, rx->sack) ? 0 : 1;
+}
+
+/* Record a packet that mroce_rxpath_accept() classified as class. */
+void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
+			 int class)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	struct mroce_rxpath *rx = conn->rxpaths[bth->path_id];
+	u32 psn = ntohl(bth->psn);
+	bool ce;
+
 	rx->rx_count++;
 	ce = mroce_rx_ce(skb);
 	if (ce) {
@@ -104,15 +118,15 @@ int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 			rx->ack_now = true;	/* MRC-ACK-006 rule 3 */
 	}
 	rx->last_ce = ce;
-	if (e <= 0) {
+	if (class == 2) {
 		mroce_count(conn->mdev, LATE_ARRIVALS);
 		rx->ack_now = true;		/* rule 5 */
-		return 2;
+		return;
 	}
-	if (test_bit(e - 1, rx->sack)) {
+	if (class == 0) {
 		mroce_count(conn->mdev, PATH_DUPLICATES);
 		rx->ack_now = true;
-		return 0;
+		return;
 	}
 	if (psn != rx->high + 1)
 		rx->ack_now = true;		/* rule 2: out of order */
@@ -122,11 +136,10 @@ int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb)
 		rx->high = psn;
 		rx->high_at = ktime_get();
 	}
-	set_bit(e - 1, rx->sack);
+	set_bit(mroce_seq_diff(psn, rx->cum) - 1, rx->sack);
 	mroce_rxpath_settle(rx);
 	if (!bitmap_empty(rx->sack, MROCE_SACK_BITS))
 		rx->ack_now = true;		/* rule 2: a gap remains */
-	return 1;
 }
 
 /* Fill an AKX for rx, or a NO_STATE one; returns the ECE flag (8.1). */

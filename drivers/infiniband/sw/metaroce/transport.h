@@ -423,6 +423,8 @@ u32 mroce_hint_decode(u16 hint);
 
 /* rxpath.c: receive state of the peer's paths, ACKs and probe replies */
 int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb);
+void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
+			 int class);
 void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 		    struct mroce_qp *qp, struct sk_buff_head *q);
 void mroce_stream_duplicate(struct mroce_conn *conn);
@@ -469,7 +471,7 @@ u32 mroce_rc_oldest_ssn(struct mroce_qp *qp);
 void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp);
 
 /* rc_resp.c */
-void mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
+bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 			 struct sk_buff *skb, struct sk_buff_head *q);
 /* The fields of a NAK (spec 5.5.9). */
 struct mroce_nak_info {
