@@ -25,7 +25,14 @@ import time
 import traceback
 
 import mrpkt as m
+from conf_ack import AckTests
+from conf_dgm import DatagramTests
+from conf_req import RequesterTests
+from conf_stream import StreamTests
 from peer import Peer
+from verdict import Failed, need, record, results
+
+OUR_MAX_RX_PATHS = 8
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REQS = os.path.join(HERE, "..", "..", "Documentation", "metaroce",
@@ -47,27 +54,7 @@ class Agent:
         return ans
 
 
-class Failed(Exception):
-    pass
-
-
-results = {}    # id -> (status, note)
-
-
-def record(ids, ok, note=""):
-    for i in ids.split():
-        old = results.get(i)
-        if old and old[0] == "fail":
-            continue            # a failure sticks
-        results[i] = ("pass" if ok else "fail", note if not ok else "")
-
-
-def need(cond, msg):
-    if not cond:
-        raise Failed(msg)
-
-
-class Suite:
+class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
     def __init__(self, local, target, aport):
         self.local, self.target = local, target
         self.p = Peer(local, target)
@@ -75,8 +62,9 @@ class Suite:
         self.nq = 0
 
     # Helpers ---------------------------------------------------------------
-    def counters(self):
-        return self.a("counters")
+    def counters(self, *names):
+        """The target's counters (only those named, if any: faster)."""
+        return self.a("counters", names=list(names) or None)
 
     def new_qp(self, **kw):
         """A fresh target QP and our matching stream QPN."""
@@ -148,10 +136,9 @@ class Suite:
 
     # Tests -------------------------------------------------------------------
     def t_connect(self):
-        # One path towards us: the checks do not depend on it, but a peer
-        # this simple (no loss recovery of its own) keeps a multipath
-        # target's paths healthy only with one.
-        self.p.cx_kw = dict(max_rx_paths=1)
+        # Several paths towards us: the target may use Path IDs 0 to 7
+        # (checked on every packet it sends, in t_whole_run).
+        self.p.cx_kw = dict(max_rx_paths=OUR_MAX_RX_PATHS)
         a = self.p.connect()
         need(a, "no CONNECT_ACK to our CONNECT")
         self.check_envelope(a)
@@ -352,7 +339,7 @@ class Suite:
 
     def t_windows(self):
         q = self.new_qp()
-        c0 = self.counters()
+        c0 = self.counters("drop_out_of_window")
         # PSN 300 beyond the PLW: outside the 256-packet window.
         self.p.drain(0.5)
         bad = (self.p.plw + 300) & 0xFFFFFFFF
@@ -364,7 +351,7 @@ class Suite:
                (r["type"] == m.T_NAK and r["resp_qpn"] == q["qpn"])]
         record("MRC-HDR-018 MRC-PATH-014", not got,
                "PSN beyond PLW + 256 acknowledged or NAKed")
-        c1 = self.counters()
+        c1 = self.counters("drop_out_of_window")
         record("MRC-HDR-017 MRC-PATH-013 MRC-CNT-003",
                c1["drop_out_of_window"] == c0["drop_out_of_window"] + 1,
                "drop_out_of_window %d -> %d" % (c0["drop_out_of_window"], c1["drop_out_of_window"]))
@@ -394,11 +381,11 @@ class Suite:
         ]
         for n, (ids, counter, pkt) in enumerate(cases):
             self.p.drain(0.3)
-            c0 = self.counters()
+            c0 = self.counters(counter)
             self.p.send_raw(pkt)
             got = [r for r in self.p.drain(0.7) if r["type"] in
                    (m.T_ACK, m.T_NAK, m.T_RESET, m.T_CONNECT_ACK)]
-            c1 = self.counters()
+            c1 = self.counters(counter)
             d = c1[counter] - c0[counter]
             record(ids + " MRC-CNT-003", d == 1, "%s moved by %d" % (counter, d))
             resets = [r for r in got if r["type"] == m.T_RESET]
@@ -473,10 +460,10 @@ class Suite:
             other = Peer(self.local, self.target, sport=self.p.sport ^ 0x22,
                          listen=False)
             self.p.drain(0.2)
-            c0 = self.counters()
+            c0 = self.counters("drop_bad_header")
             self.p.send_raw(other.connect_pkt(**kw))
             got = [r for r in self.p.drain(0.7) if r["dcid"] == other.cid]
-            c1 = self.counters()
+            c1 = self.counters("drop_bad_header")
             acks = [r for r in got if r["type"] == m.T_CONNECT_ACK]
             resets = [r for r in got if r["type"] == m.T_RESET]
             d = c1["drop_bad_header"] - c0["drop_bad_header"]
@@ -486,6 +473,56 @@ class Suite:
             if resets:
                 record("MRC-CONN-045", resets[0]["reason"] in (3, 5),
                        "RESET reason %d for %s" % (resets[0]["reason"], what))
+
+    def t_whole_run(self):
+        """Rules every packet the target sent during the run must follow."""
+        mine = [r for r in self.p.seen if r["dcid"] == self.p.cid]
+        for r in self.p.seen:
+            self.check_envelope(r)
+        seqs = sorted(r["psn"] for r in mine if r["type"] in (m.T_ACK, m.T_NAK, m.T_PROBE_REPLY))
+        # One ACK Sequence per connection, +1 per ACK, NAK and PROBE_REPLY
+        # (serial numbers: unwrap around the first one).
+        rel = sorted(m.diff(x, seqs[0]) for x in seqs) if seqs else []
+        record("MRC-ACK-001 MRC-HDR-001", rel == list(range(rel[0], rel[0] + len(rel)))
+               if rel else False, "ACK Sequence values not consecutive: %d values over %s" %
+               (len(rel), rel and (rel[0], rel[-1])))
+        hint = self.p.accept["caps"] & m.CAP_HINT
+        def hint_bad(h):
+            if not hint:
+                return h != 0
+            e, mant = h >> 11, h & 0x7FF
+            return e == 0 or (1 + mant / 2048) * 2 ** (e - 1) > 400000
+        bad = [r["rate_hint"] for r in mine if r["type"] in (m.T_ACK, m.T_PROBE_REPLY) and
+               "rate_hint" in r and hint_bad(r["rate_hint"])]
+        record("MRC-ACK-004", not bad, "Rate Hints %s (HINT capability %s)" %
+               ([hex(x) for x in bad[:5]], bool(hint)))
+        css = 256 << min(self.p.accept["max_seg_shift"], 2)
+        big = [len(r["raw"]) for r in mine if r["type"] == m.T_ACK and
+               (r["num_sr"] > 58 or len(r["raw"]) > 72 + css + 4)]
+        record("MRC-HDR-015", not big, "ACKs larger than a data packet: %s" % big)
+        paths, sent, errs = {}, set(), []
+        for r in mine:
+            t = r["type"]
+            if not (0x01 <= t <= 0x1F or t == m.T_PROBE):
+                continue
+            if r["path_id"] >= OUR_MAX_RX_PATHS:
+                errs.append("Path ID %d, we allow %d" % (r["path_id"], OUR_MAX_RX_PATHS))
+            if not 0 <= m.diff(r["psn"], r["plw"]) < 256:
+                errs.append("path %d PSN %d PLW %d" % (r["path_id"], r["psn"], r["plw"]))
+            last = paths.get(r["path_id"])
+            if last is not None and m.diff(r["plw"], last) < 0:
+                errs.append("path %d PLW moved back %d -> %d" % (r["path_id"], last, r["plw"]))
+            paths[r["path_id"]] = r["plw"]
+            if t != m.T_PROBE:
+                if (r["path_id"], r["psn"]) in sent:
+                    errs.append("path %d PSN %d sent twice" % (r["path_id"], r["psn"]))
+                sent.add((r["path_id"], r["psn"]))
+        record("MRC-PATH-002 MRC-CONN-026", not any("allow" in e for e in errs), str(errs[:3]))
+        record("MRC-PATH-011 MRC-PATH-012 MRC-PATH-009", not [e for e in errs if "allow" not in e],
+               str(errs[:3]))
+        need(sent, "the target sent no sequenced packets")
+        print("# target used Path IDs %s towards us" % sorted(paths))
+
 
 def load_ids():
     ids = []
@@ -502,12 +539,17 @@ def main(argv):
     s = Suite(local, target, aport)
     tests = [s.t_connect, s.t_wrap, s.t_send, s.t_write_ooo, s.t_access, s.t_read,
              s.t_atomic, s.t_rnr_length_seq, s.t_windows, s.t_malformed,
-             s.t_spoof, s.t_second_connect, s.t_bad_cx]
+             s.t_ack_sack, s.t_ack_ce, s.t_ack_coalesce, s.t_plw, s.t_multipath_rx,
+             s.t_probe, s.t_sync, s.t_nak_fields, s.t_order, s.t_consistency,
+             s.t_seg_window, s.t_write_imm, s.t_zero_len, s.t_requester,
+             s.t_datagram_rx, s.t_datagram_tx,
+             s.t_spoof, s.t_second_connect, s.t_bad_cx, s.t_whole_run]
     crashed = []
     for t in tests:
+        t0 = time.monotonic()
         try:
             t()
-            print("# %s done" % t.__name__)
+            print("# %s done (%.1f s)" % (t.__name__, time.monotonic() - t0))
         except Failed as ex:
             crashed.append("%s: %s" % (t.__name__, ex))
             print("# %s: %s" % (t.__name__, ex))

@@ -22,16 +22,35 @@ import time
 import mrpkt as m
 
 ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86DD
 PACKET_OUTGOING = 4
+ACK_CLASS = (m.T_ACK, m.T_NAK, m.T_PROBE_REPLY)
 
 
 def ifname_of(ip):
     """The interface that holds address ip."""
-    for line in os.popen("ip -o -4 addr show").read().splitlines():
+    fam = "-6" if ":" in ip else "-4"
+    for line in os.popen("ip -o %s addr show" % fam).read().splitlines():
         f = line.split()
         if f[3].split("/")[0] == ip:
             return f[1]
     raise RuntimeError("no interface with address %s" % ip)
+
+
+def csum16(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(">%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def udp6_checksum(src, dst, udp):
+    """The UDP checksum over the IPv6 pseudo-header (RFC 8200 8.1)."""
+    ph = src + dst + struct.pack(">IxxxB", len(udp), socket.IPPROTO_UDP)
+    c = csum16(ph + udp)
+    return c or 0xFFFF
 
 
 class Peer:
@@ -40,11 +59,14 @@ class Peer:
         self.local, self.target, self.port = local_ip, target_ip, port
         self.sport = sport or random.randrange(0xC000, 0x10000)
         self.qpn = qpn
-        self.tx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+        self.v6 = ":" in local_ip
+        fam = socket.AF_INET6 if self.v6 else socket.AF_INET
+        eth = ETH_P_IPV6 if self.v6 else ETH_P_IP
+        self.tx = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_RAW)
         if listen:
             self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM,
-                                    socket.htons(ETH_P_IP))
-            self.rx.bind((ifname_of(local_ip), ETH_P_IP))
+                                    socket.htons(eth))
+            self.rx.bind((ifname_of(local_ip), eth))
             self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
         self.cid = random.randrange(1, 0xFFFFFFFF)
         self.token = random.randrange(1, 1 << 64)
@@ -60,17 +82,29 @@ class Peer:
         self.ack_seq = random.randrange(0, 1 << 32)
         self.auto_ack = True
         self.cx_kw = {}         # CX fields of our CONNECTs
+        self.ack_seqs = []      # (DCID, PSN) of every ACK-class packet
+        self.seen = []          # every packet received, in arrival order
         if listen:
             threading.Thread(target=self._loop, daemon=True).start()
 
     # Raw I/O -------------------------------------------------------------
     def send_raw(self, payload, src=None, sport=None, dport=None, tos=0x6A,
-                 dst=None):
-        """One UDP datagram with MetaRoCE payload; any source address."""
+                 dst=None, csum=True):
+        """One UDP datagram with MetaRoCE payload; any source address.
+        Over IPv6 the UDP checksum is computed unless csum is False (then
+        it is zero) or an int (sent as is)."""
         src = src or self.local
         dst = dst or self.target
         udp = struct.pack(">HHHH", sport or self.sport, dport or self.port,
                           8 + len(payload), 0) + payload
+        if self.v6:
+            s6, d6 = (socket.inet_pton(socket.AF_INET6, a) for a in (src, dst))
+            c = udp6_checksum(s6, d6, udp) if csum is True else int(csum)
+            udp = udp[:6] + struct.pack(">H", c) + udp[8:]
+            ip = struct.pack(">IHBB16s16s", 6 << 28 | tos << 20 | 0x12345,
+                             len(udp), socket.IPPROTO_UDP, 64, s6, d6)
+            self.tx.sendto(ip + udp, (dst, 0))
+            return
         ip = struct.pack(">BBHHHBBH4s4s", 0x45, tos, 20 + len(udp), 0, 0x4000,
                          64, socket.IPPROTO_UDP, 0, socket.inet_aton(src),
                          socket.inet_aton(dst))
@@ -81,10 +115,27 @@ class Peer:
         if not r:
             return None
         data, addr = self.rx.recvfrom(65535)
-        if addr[2] == PACKET_OUTGOING or len(data) < 28 or data[9] != 17:
+        if addr[2] == PACKET_OUTGOING:
             return False
-        ihl = (data[0] & 15) * 4
-        src, dst = socket.inet_ntoa(data[12:16]), socket.inet_ntoa(data[16:20])
+        extra = {}
+        if self.v6:
+            if len(data) < 48 or data[6] != 17:
+                return False
+            ihl = 40
+            src = socket.inet_ntop(socket.AF_INET6, data[8:24])
+            dst = socket.inet_ntop(socket.AF_INET6, data[24:40])
+            w = struct.unpack(">I", data[:4])[0]
+            tos, df = (w >> 20) & 0xFF, True
+            extra = dict(flow=w & 0xFFFFF, hlim=data[7],
+                         udp_csum=struct.unpack(">H", data[46:48])[0])
+        else:
+            if len(data) < 28 or data[9] != 17:
+                return False
+            ihl = (data[0] & 15) * 4
+            src, dst = socket.inet_ntoa(data[12:16]), socket.inet_ntoa(data[16:20])
+            tos = data[1]
+            df = bool(struct.unpack(">H", data[6:8])[0] & 0x4000)
+            extra = dict(ttl=data[8], iphdr=data[:ihl])
         sport, dport, ulen = struct.unpack(">HHH", data[ihl:ihl + 6])
         if dst != self.local or src != self.target or dport != self.port:
             return False
@@ -92,9 +143,8 @@ class Peer:
         if len(payload) < 36:
             return False
         p = m.parse(payload)
-        p.update(ip_src=src, ip_dst=dst, sport=sport, dport=dport, tos=data[1],
-                 df=bool(struct.unpack(">H", data[6:8])[0] & 0x4000),
-                 raw=payload, t=time.monotonic())
+        p.update(ip_src=src, ip_dst=dst, sport=sport, dport=dport, tos=tos,
+                 df=df, raw=payload, t=time.monotonic(), **extra)
         return p
 
     def _loop(self):
@@ -105,6 +155,7 @@ class Peer:
             p = self._read(1.0)
             if not p:
                 continue
+            self.seen.append(p)
             try:
                 self._auto(p)
             except OSError:
@@ -140,15 +191,19 @@ class Peer:
 
     def _auto(self, p):
         t = p["type"]
+        if t in ACK_CLASS:
+            self.ack_seqs.append((p["dcid"], p["psn"]))
         if t == m.T_CONNECT and p.get("cx_token"):
             self.peer_cid, self.peer_token = p["scid"], p["cx_token"]
             self.send_raw(self.connect_pkt(m.T_CONNECT_ACK), sport=p["sport"])
-        elif not self.auto_ack or not self.peer_cid or p["dcid"] != self.cid:
+        elif not self.peer_cid or p["dcid"] != self.cid:
             return
         elif 0x01 <= t <= 0x1F:
-            self._rx_seq(p)
-            self.send_raw(self.ack_pkt(m.T_ACK, p["path_id"]), sport=p["sport"])
-        elif t == m.T_PROBE:
+            with self.lock:
+                self._rx_seq(p)
+            if self.auto_ack:
+                self.send_raw(self.ack_pkt(m.T_ACK, p["path_id"]), sport=p["sport"])
+        elif t == m.T_PROBE and self.auto_ack:
             self.send_raw(self.ack_pkt(m.T_PROBE_REPLY, p["path_id"],
                                        p["raw"][32:48]), sport=p["sport"])
 
@@ -167,8 +222,14 @@ class Peer:
             st["got"].discard(st["cum"])
         st["got"] = {x for x in st["got"] if 0 < m.diff(x, st["cum"]) <= 256}
 
-    def ack_pkt(self, ptype, path_id, pbx=b""):
-        """An ACK (or PROBE_REPLY echoing pbx) of our state of path_id."""
+    def ack_pkt(self, ptype, path_id, pbx=b"", srs=()):
+        """An ACK (or PROBE_REPLY echoing pbx) of our state of path_id,
+        with Stream Records srs: (flags, requester QPN, responder QPN,
+        Completed SSN, MSN Limit) each."""
+        with self.lock:
+            return self._ack_pkt(ptype, path_id, pbx, srs)
+
+    def _ack_pkt(self, ptype, path_id, pbx, srs):
         st = self.rxs.get(path_id)
         sack = bytearray(32)
         if st:
@@ -176,11 +237,14 @@ class Peer:
                 i = m.diff(x, st["cum"]) - 1
                 if 0 <= i < 256:
                     sack[i // 8] |= 0x80 >> (i % 8)
-            akx = struct.pack(">IIIHHBBH", st["cum"], 0, st["rx"], 0, 0, 0, 0, 0)
+            akx = struct.pack(">IIIHHBBH", st["cum"], 0, st["rx"], 0, 0,
+                              len(srs), 0, 0)
         else:
-            akx = struct.pack(">IIIHHBBH", 0, 0, 0, 0, 0, 0, 0x80, 0)
+            akx = struct.pack(">IIIHHBBH", 0, 0, 0, 0, 0, len(srs), 0x80, 0)
+        tail = b"".join(struct.pack(">IIII", f << 24 | req, resp, c, lim)
+                        for f, req, resp, c, lim in srs)
         self.ack_seq = (self.ack_seq + 1) & 0xFFFFFFFF
-        return m.packet(ptype, pbx + akx + bytes(sack),
+        return m.packet(ptype, pbx + akx + bytes(sack) + tail,
                         **self.hdr_kw(path_id=path_id, psn=self.ack_seq, plw=0))
 
     # Connection ------------------------------------------------------------

@@ -7,15 +7,19 @@ completions.  One JSON request per line over TCP, one JSON answer per line.
     /usr/bin/python3 target.py DEVICE [PORT]     (default port 4794)
 
 Requests ({"op": ...}):
-  qp        peer_ip, peer_qpn, [mr_len, recvs, recv_len, access, mtu]
+  qp        peer_ip, peer_qpn, [mr_len, recvs, recv_len, access, mtu,
+            timeout]
             -> qpn, rkey, va, len, recv_va, gid
   read      qpn, off, len          -> hex of the QP's MR bytes
   fill      qpn, off, len, byte    set MR bytes
   post_recv qpn, n, [len]
   poll      qpn                    -> completions (both CQs)
-  post_send qpn, opcode (send|write|read), len, [rkey, va, off]
+  post_send qpn, opcode (send|write|read|send_imm|write_imm), len,
+            [rkey, va, off, imm, solicited]
+  ud_qp     [qkey, recvs, recv_len]  -> qpn (a UD QP in RTS)
+  post_ud   qpn, peer_ip, dqpn, qkey, len, [imm, off]
   state     qpn                    -> QP state
-  counters                         -> the device's port counters (sysfs)
+  counters  [names]                -> the device's port counters (sysfs)
   destroy   qpn
 """
 import json
@@ -29,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "metaroce", "pyverbs"))
 
 import pyverbs.enums as e  # noqa: E402
-from pyverbs.addr import AHAttr, GID, GlobalRoute  # noqa: E402
+from pyverbs.addr import AH, AHAttr, GID, GlobalRoute  # noqa: E402
 from pyverbs.cq import CQ  # noqa: E402
 from pyverbs.device import Context  # noqa: E402
 from pyverbs.mr import MR  # noqa: E402
@@ -44,7 +48,17 @@ ACC = {"w": e.IBV_ACCESS_REMOTE_WRITE, "r": e.IBV_ACCESS_REMOTE_READ,
 MTU = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024,
        2048: e.IBV_MTU_2048, 4096: e.IBV_MTU_4096}
 OPC = {"send": e.IBV_WR_SEND, "write": e.IBV_WR_RDMA_WRITE,
-       "read": e.IBV_WR_RDMA_READ}
+       "read": e.IBV_WR_RDMA_READ, "send_imm": e.IBV_WR_SEND_WITH_IMM,
+       "write_imm": e.IBV_WR_RDMA_WRITE_WITH_IMM}
+
+
+def peer_gid(peer_ip):
+    """The GID of a peer address: IPv4-mapped, or the IPv6 address."""
+    if ":" in peer_ip:
+        raw = socket.inet_pton(socket.AF_INET6, peer_ip)
+    else:
+        raw = b"\0" * 10 + b"\xff\xff" + socket.inet_aton(peer_ip)
+    return ":".join(raw[i:i + 2].hex() for i in range(0, 16, 2))
 
 
 class Target:
@@ -55,34 +69,52 @@ class Target:
         self.gid_index, self.gid, _ = ipv4_gid_index(self.ctx)
         self.qps = {}
 
+    def sgid_index(self, peer_ip):
+        """Our GID of the peer's address family (a global IPv6 one)."""
+        if ":" not in peer_ip:
+            return self.gid_index
+        for i in range(64):
+            try:
+                g = str(self.ctx.query_gid(1, i))
+            except Exception:
+                continue
+            if not g.startswith(("0000:0000:0000:0000:0000:ffff:", "fe80:",
+                                 "0000:0000:0000:0000:0000:0000:0000:0000")):
+                return i
+        raise RuntimeError("no global IPv6 GID")
+
+    def ah(self, peer_ip):
+        gr = GlobalRoute(dgid=GID(peer_gid(peer_ip)),
+                         sgid_index=self.sgid_index(peer_ip))
+        gr.hop_limit = 64
+        return AHAttr(gr=gr, is_global=1, port_num=1)
+
     def op_qp(self, peer_ip, peer_qpn, mr_len=65536, recvs=8, recv_len=4096,
-              access="wra", mtu=1024):
+              access="wra", mtu=1024, timeout=10):
         acc = e.IBV_ACCESS_LOCAL_WRITE
         for c in access:
             acc |= ACC[c]
         cq, rcq = CQ(self.ctx, 256), CQ(self.ctx, 256)
         mr = MR(self.pd, mr_len, acc)
         mr.write(b"\x5a" * mr_len, mr_len)
-        rmr = MR(self.pd, recvs * recv_len + 65536, e.IBV_ACCESS_LOCAL_WRITE)
-        rmr.write(b"\xa5" * (recvs * recv_len), recvs * recv_len)
+        # Receive i lands in slot i % 16 (op_post_recv).
+        rlen = 16 * recv_len
+        rmr = MR(self.pd, rlen, e.IBV_ACCESS_LOCAL_WRITE)
+        rmr.write(b"\xa5" * rlen, rlen)
         cap = QPCap(max_send_wr=64, max_recv_wr=max(64, recvs), max_send_sge=1,
                     max_recv_sge=1)
         qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=rcq,
                                     cap=cap, sq_sig_all=1))
-        a = [int(x) for x in peer_ip.split(".")]
-        gid = "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(a)
-        gr = GlobalRoute(dgid=GID(gid), sgid_index=self.gid_index)
-        gr.hop_limit = 64
         attr = QPAttr(port_num=1, path_mtu=MTU[mtu])
         attr.qp_access_flags = acc
-        attr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
+        attr.ah_attr = self.ah(peer_ip)
         attr.dest_qp_num = peer_qpn
         attr.rq_psn = 0
         attr.sq_psn = 0
         attr.max_dest_rd_atomic = 4
         attr.max_rd_atomic = 4
         attr.min_rnr_timer = 1
-        attr.timeout = 10
+        attr.timeout = timeout
         attr.retry_cnt = 7
         attr.rnr_retry = 1
         qp.to_rts(attr)
@@ -110,7 +142,7 @@ class Target:
         for _ in range(n):
             i = q["nrecv"]
             q["nrecv"] += 1
-            off = (i % 16) * ln
+            off = (i % 16) * q["recv_len"]
             sge = SGE(q["rmr"].buf + off, ln, q["rmr"].lkey)
             q["qp"].post_recv(RecvWR(wr_id=i, num_sge=1, sg=[sge]))
         return {}
@@ -134,23 +166,62 @@ class Target:
                 return dict(wcs=out)
             time.sleep(0.01)
 
-    def op_post_send(self, qpn, opcode, len, rkey=0, va=0, off=0, wr_id=1):
+    def op_post_send(self, qpn, opcode, len, rkey=0, va=0, off=0, wr_id=1,
+                     imm=None, solicited=False):
         q = self.qps[qpn]
         sge = SGE(q["mr"].buf + off, len, q["mr"].lkey)
+        flags = e.IBV_SEND_SIGNALED
+        if solicited:
+            flags |= e.IBV_SEND_SOLICITED
         wr = SendWR(wr_id=wr_id, opcode=OPC[opcode], num_sge=1, sg=[sge],
-                    send_flags=e.IBV_SEND_SIGNALED)
-        if opcode in ("write", "read"):
+                    send_flags=flags)
+        if imm is not None:
+            wr.imm_data = socket.htonl(imm)     # __be32 in verbs
+        if opcode in ("write", "read", "write_imm"):
             wr.set_wr_rdma(rkey, va)
+        q["qp"].post_send(wr)
+        return {}
+
+    def op_ud_qp(self, qkey=0x11111111, recvs=4, recv_len=2048):
+        cq, rcq = CQ(self.ctx, 64), CQ(self.ctx, 64)
+        mr = MR(self.pd, 8192, e.IBV_ACCESS_LOCAL_WRITE)
+        mr.write(b"\x5a" * 8192, 8192)
+        rmr = MR(self.pd, 16 * recv_len + 65536, e.IBV_ACCESS_LOCAL_WRITE)
+        rmr.write(b"\xa5" * (16 * recv_len), 16 * recv_len)
+        cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1,
+                    max_recv_sge=1)
+        attr = QPAttr(port_num=1)
+        attr.qkey = qkey
+        qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=rcq,
+                                    cap=cap, sq_sig_all=1), attr)
+        q = dict(qp=qp, cq=cq, rcq=rcq, mr=mr, rmr=rmr, recv_len=recv_len,
+                 nrecv=0, ahs=[])
+        self.qps[qp.qp_num] = q
+        self.op_post_recv(qp.qp_num, recvs, recv_len)
+        return dict(qpn=qp.qp_num)
+
+    def op_post_ud(self, qpn, peer_ip, dqpn, qkey, len, imm=None, off=0):
+        q = self.qps[qpn]
+        ah = AH(self.pd, attr=self.ah(peer_ip))
+        q["ahs"].append(ah)
+        sge = SGE(q["mr"].buf + off, len, q["mr"].lkey)
+        op = e.IBV_WR_SEND if imm is None else e.IBV_WR_SEND_WITH_IMM
+        wr = SendWR(wr_id=len, opcode=op, num_sge=1, sg=[sge],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        if imm is not None:
+            wr.imm_data = socket.htonl(imm)     # __be32 in verbs
+        wr.set_wr_ud(ah, dqpn, qkey)
         q["qp"].post_send(wr)
         return {}
 
     def op_state(self, qpn):
         return dict(state=self.qps[qpn]["qp"].query(e.IBV_QP_STATE)[0].qp_state)
 
-    def op_counters(self):
+    def op_counters(self, names=None):
         d = "/sys/class/infiniband/%s/ports/1/hw_counters" % self.dev
         if os.path.isdir(d):
-            return {n: int(open(os.path.join(d, n)).read()) for n in os.listdir(d)}
+            return {n: int(open(os.path.join(d, n)).read())
+                    for n in names or os.listdir(d)}
         # sysfs of another network namespace: ask through netlink.
         out = subprocess.run(["rdma", "-j", "statistic", "show", "link",
                               self.dev + "/1"], capture_output=True,

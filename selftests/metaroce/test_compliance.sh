@@ -14,6 +14,13 @@ OUT=/tmp/mroce-compliance.txt
 
 setup_two_hosts
 ip netns exec $NS_A rdma link add ra type metaroce netdev va
+# The peer is Python under TCG: it answers within ~100 ms, not within the
+# microseconds the default loss timers expect of a fabric.  Slower timers
+# keep the target from declaring its paths dead between our answers.
+P=/sys/module/metaroce/parameters
+echo 2000000 > $P/rto_max_us
+echo 200000 > $P/rto_min_us
+echo 200000 > $P/rto_initial_us
 wait_for 10 gid_index ra
 ip netns exec $NS_A /usr/bin/python3 $COMP/target.py ra 4794 > /tmp/agent.log 2>&1 &
 agent=$!

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Conformance checks of the target as a requester (spec 5.5.1, 10.4,
+11.3, 13.2): the packets of its messages, completion only on a Stream
+Record, READ responses we craft (out of order, duplicated, for an unknown
+SSN), and the NAKs we send.  A mixin of conformance.Suite."""
+import random
+import struct
+import time
+
+import mrpkt as m
+from verdict import need, record
+
+WC_SUCCESS, WC_REM_ACCESS_ERR = 0, 10
+WC_SEND, WC_RDMA_WRITE, WC_RDMA_READ = 0, 1, 2
+
+
+class RequesterTests:
+    def stream_pkts(self, q, types, done, timeout=3.0):
+        """Packets of q's stream (target to us) of the given types, until
+        done(list) holds or timeout."""
+        out = []
+        end = time.monotonic() + timeout
+        while not done(out) and time.monotonic() < end:
+            r = self.replies(lambda r: r["type"] in types and r.get("sqpn") == q["qpn"] and
+                             r.get("dqpn") == q["mine"], end - time.monotonic())
+            if r:
+                out.append(r)
+        return out
+
+    def sr_to(self, q, last, completed, limit=0):
+        """An ACK carrying the record of q's stream (we are its responder),
+        for the target path of packet last, addressed as a reply to it."""
+        pkt = self.p.ack_pkt(m.T_ACK, last["path_id"],
+                             srs=[(0x80, q["qpn"], q["mine"], completed, limit)])
+        self.p.send_raw(pkt, sport=last["sport"])
+
+    def nak_to(self, q, last, code, ssn, completed, detail=1):
+        ext = struct.pack(">IIIIII", code << 24 | q["qpn"], detail << 24 | q["mine"],
+                          ssn, 0, 0, completed)
+        self.p.ack_seq = (self.p.ack_seq + 1) & 0xFFFFFFFF
+        self.p.send_raw(m.packet(m.T_NAK, ext, **self.p.hdr_kw(
+            path_id=last["path_id"], psn=self.p.ack_seq, plw=0)), sport=last["sport"])
+
+    def swcs(self, q, wait):
+        return [w for w in self.a("poll", qpn=q["qpn"], wait=wait)["wcs"] if w["cq"] == "cq"]
+
+    def t_requester(self):
+        # timeout 18 (1 s): the retry timer must outlast our withheld record.
+        q = self.new_qp(timeout=18)
+        self.a("fill", qpn=q["qpn"], off=0, len=2500, byte=0x3C)
+        self.a("post_send", qpn=q["qpn"], opcode="write", len=2500, rkey=0xABCD00,
+               va=0x10000, off=0)
+        pk = self.stream_pkts(q, (m.T_WRITE,), lambda o: {0, 1024, 2048} <= {r["offset"] for r in o})
+        first = {}
+        for r in pk:
+            first.setdefault(r["offset"], r)
+        need(sorted(first) == [0, 1024, 2048], "WRITE segments %s" % sorted(first))
+
+        def ext(r):   # extension headers without Offset
+            e = bytearray(r["raw"][32:r["hdr_len"]])
+            e[20:24] = b"\0\0\0\0"
+            return bytes(e)
+        record("MRC-HDR-014 MRC-HDR-009",
+               len({ext(r) for r in pk}) == 1 and not any(r["flags"] & m.F_SE for r in pk),
+               "WRITE packets differ in extension fields or carry SE")
+        va, rkey = struct.unpack(">QI", pk[0]["raw"][56:68])
+        r0 = first[0]
+        record("MRC-CONN-029 MRC-VRB-013",
+               (r0["ssn"], r0["msn"], r0["msg_len"], va, rkey) == (0, 0, 2500, 0x10000, 0xABCD00),
+               "first WRITE: SSN %d MSN %d length %d VA %#x R_Key %#x" %
+               (r0["ssn"], r0["msn"], r0["msg_len"], va, rkey))
+        record("MRC-HDR-010 MRC-HDR-013 MRC-ENC-023",
+               [(o, first[o]["payload_len"], bool(first[o]["flags"] & m.F_LAST))
+                for o in (0, 1024, 2048)] == [(0, 1024, False), (1024, 1024, False),
+                                              (2048, 452, True)] and
+               all(r["segshift"] == 2 for r in pk),
+               "WRITE segmentation %s" % [(r["offset"], r["payload_len"], r["segshift"]) for r in pk])
+        record("MRC-VRB-013", b"".join(first[o]["payload"] for o in (0, 1024, 2048)) ==
+               b"\x3c" * 2500, "WRITE payload differs from the source buffer")
+        # Delivered at path level only: not complete (spec 11.3).
+        n0 = len(self.p.seen)
+        w = self.swcs(q, 0.4)
+        syncs = [r for r in self.p.seen[n0:] if r["type"] == m.T_SYNC]
+        record("MRC-ORD-008", not w, "WRITE completed without a Stream Record: %s" % w)
+        self.sr_to(q, pk[-1], 5)
+        w = self.swcs(q, 0.3)
+        record("MRC-ORD-010", not w, "WRITE completed by an impossible Completed SSN 5: %s" % w)
+        self.sr_to(q, pk[-1], 0)
+        w = self.swcs(q, 2.0)
+        record("MRC-ORD-008 MRC-ERR-011 MRC-VRB-013",
+               [(x["status"], x["opcode"]) for x in w] == [(WC_SUCCESS, WC_RDMA_WRITE)],
+               "WRITE completions after its record: %s" % w)
+        for s in syncs:
+            n = s["raw"][32]
+            ents = [struct.unpack(">III", s["raw"][36 + 12 * i:48 + 12 * i]) for i in range(n)]
+            record("MRC-LOSS-014 MRC-HDR-016",
+                   s["psn"] == 0 and s["plw"] == 0 and s["hdr_len"] == 36 + 12 * n and
+                   (q["qpn"], q["mine"], 0) in ents,
+                   "SYNC PSN %d PLW %d HdrLen %d entries %s" % (s["psn"], s["plw"], s["hdr_len"], ents))
+
+        # READ: one READ_REQ; our responses out of order, with copies.
+        self.a("post_send", qpn=q["qpn"], opcode="read", len=2500, rkey=0x1234500,
+               va=0x20000, off=4096)
+        rr = self.stream_pkts(q, (m.T_READ_REQ,), lambda o: len(o) >= 1)
+        need(rr, "no READ_REQ")
+        r = rr[0]
+        va, rkey = struct.unpack(">QI", r["raw"][56:68])
+        record("MRC-PLC-019 MRC-HDR-010", (r["ssn"], r["msg_len"], r["segshift"], va, rkey,
+                                           r["payload_len"], bool(r["flags"] & m.F_LAST),
+                                           r["hdr_len"]) ==
+               (1, 2500, 2, 0x20000, 0x1234500, 0, True, 68),
+               "READ_REQ SSN %d len %d SegShift %d VA %#x R_Key %#x payload %d LAST %s HdrLen %d" %
+               (r["ssn"], r["msg_len"], r["segshift"], va, rkey, r["payload_len"],
+                bool(r["flags"] & m.F_LAST), r["hdr_len"]))
+        data = bytes(random.randrange(256) for _ in range(2500))
+
+        def resp(ssn, off, payload):
+            last = m.F_LAST if off + len(payload) == 2500 else 0
+            self.p.send_seq(m.T_READ_RESP, m.sx(q["qpn"], q["mine"], ssn, 0, 2500, off,
+                                                segshift=2), payload, flags=m.F_AR | last)
+        resp(1, 2048, data[2048:])
+        resp(1, 0, data[:1024])
+        resp(1, 0, b"\xdd" * 1024)                      # a copy, other bytes
+        resp(9, 1024, b"\xee" * 1024)                   # no such READ
+        w = self.swcs(q, 0.4)
+        record("MRC-ORD-009 MRC-PLC-027", not w, "READ completed before all its data: %s" % w)
+        resp(1, 1024, data[1024:2048])
+        w = self.swcs(q, 2.0)
+        mem = bytes.fromhex(self.a("read", qpn=q["qpn"], off=4096, len=2600)["hex"])
+        record("MRC-PLC-025 MRC-PLC-026 MRC-PLC-027 MRC-ORD-009 MRC-VRB-013",
+               [(x["status"], x["opcode"]) for x in w] == [(WC_SUCCESS, WC_RDMA_READ)] and
+               mem[:2500] == data and mem[2500:] == b"\x5a" * 100,
+               "READ: completions %s, data %s" % (w, "placed" if mem[:2500] == data else "wrong"))
+
+        # A solicited SEND, a WRITE, and NAKs for them.
+        self.a("post_send", qpn=q["qpn"], opcode="send", len=100, solicited=True, wr_id=3)
+        self.a("post_send", qpn=q["qpn"], opcode="write", len=64, rkey=0x77700, va=0, wr_id=4)
+        pk = self.stream_pkts(q, (m.T_SEND, m.T_WRITE), lambda o: {r["ssn"] for r in o} >= {2, 3})
+        snd = [r for r in pk if r["type"] == m.T_SEND]
+        record("MRC-HDR-009", snd and all(r["flags"] & m.F_SE for r in snd),
+               "solicited SEND without SE")
+        record("MRC-CONN-029", snd and snd[0]["msn"] == 0 and snd[0]["ssn"] == 2,
+               "first SEND: SSN %s MSN %s" % (snd and snd[0]["ssn"], snd and snd[0]["msn"]))
+        need(pk, "no SEND/WRITE")
+        self.nak_to(q, pk[-1], m.NAK_REMOTE_ACCESS, 9, 2)
+        w = self.swcs(q, 0.5)
+        record("MRC-ERR-006", [x["status"] for x in w] == [WC_SUCCESS],
+               "NAK for SSN 9 (not outstanding, Completed SSN 2): completions %s" % w)
+        self.nak_to(q, pk[-1], m.NAK_REMOTE_ACCESS, 3, 2)
+        w += self.swcs(q, 2.0)
+        record("MRC-ERR-006 MRC-ERR-011",
+               [(x["wr_id"], x["status"]) for x in w] == [(3, WC_SUCCESS), (4, WC_REM_ACCESS_ERR)],
+               "after NAK REMOTE_ACCESS for SSN 3: completions %s" %
+               [(x["wr_id"], x["status"]) for x in w])
