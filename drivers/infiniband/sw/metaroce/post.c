@@ -200,5 +200,7 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	err = mroce_wq_post_recv(&qp->rq, wr, bad_wr);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		mroce_qp_flush_rq(qp);
+	else if (ibqp->qp_type == IB_QPT_RC)
+		mroce_rc_credit(qp);
 	return err;
 }

@@ -42,6 +42,38 @@ void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr)
 	sr->msn_limit = htonl(st->recv_msn - 1 + (qp->ibqp.srq ?
 						  MROCE_RX_MSG_SLOTS :
 						  mroce_rq_posted(qp)));
+	if (!qp->ibqp.srq && !mroce_rq_posted(qp) && !st->credit_blocked) {
+		/* The requester is blocked: hear of the next receive. */
+		st->credit_blocked = true;
+		WRITE_ONCE(qp->rq.ring.hdr->flags, METAROCE_RING_F_NEED_WAKEUP);
+	}
+}
+
+/*
+ * Receives were posted to qp.  If the last record told the requester it
+ * had none, report the new credit at once (MRC-ORD-017), in an ACK of our
+ * path its latest request came on (MRC-ACK-012).
+ */
+void mroce_rc_credit(struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+	struct mroce_conn *conn = READ_ONCE(st->conn);
+	struct sk_buff_head q;
+
+	if (!conn || !READ_ONCE(st->credit_blocked))
+		return;
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&conn->lock);
+	if (st->conn == conn && st->credit_blocked && mroce_rq_posted(qp)) {
+		st->credit_blocked = false;
+		if (READ_ONCE(qp->state) != IB_QPS_ERR)
+			WRITE_ONCE(qp->rq.ring.hdr->flags, 0);
+		mroce_sr_pending_add(conn, qp);
+		mroce_ack_unsolicited(conn, st->rx_path, qp, &q);
+	}
+	mroce_conn_tx_commit(conn, &q);
+	spin_unlock_bh(&conn->lock);
+	mroce_conn_xmit(conn);
 }
 
 /* Send the NAK n as a reply to in (spec 5.5.9, 13.1). */
@@ -650,6 +682,7 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 	bool first;
 	s32 d;
 
+	st->rx_path = bth->path_id;
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
 		mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0, q);
 		return true;

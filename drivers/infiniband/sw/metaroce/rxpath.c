@@ -110,6 +110,8 @@ void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
 	u32 psn = ntohl(bth->psn);
 	bool ce;
 
+	rx->reply_sport = udp_hdr(skb)->source;
+	rx->reply_plane = ((const struct mroce_skb_cb *)skb->cb)->plane;
 	rx->rx_count++;
 	ce = mroce_rx_ce(skb);
 	if (ce) {
@@ -214,6 +216,21 @@ void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 	mroce_build_ack(conn, ((const struct mroce_bth *)in->data)->path_id,
 			qp, udp_hdr(in)->source,
 			((const struct mroce_skb_cb *)in->cb)->plane, q);
+}
+
+/*
+ * An ACK with qp's Stream Record for path id when no packet is there to
+ * answer (MRC-ACK-012): addressed like a reply to the path's latest one.
+ */
+void mroce_ack_unsolicited(struct mroce_conn *conn, u8 id,
+			   struct mroce_qp *qp, struct sk_buff_head *q)
+{
+	struct mroce_rxpath *rx = id < MROCE_MAX_RX_PATHS ?
+				  conn->rxpaths[id] : NULL;
+
+	if (rx)
+		mroce_build_ack(conn, id, qp, rx->reply_sport, rx->reply_plane,
+				q);
 }
 
 /* Content received again at stream level: counted, ACKed at once (8.2). */

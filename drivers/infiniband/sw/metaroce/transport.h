@@ -320,6 +320,8 @@ struct mroce_stream {
 	struct list_head sr_entry;	/* on conn->sr_pending */
 	u8 sr_left;			/* ACKs still to carry the record */
 	bool sr_sync;			/* the next record answers a SYNC */
+	bool credit_blocked;		/* last record: no receive posted */
+	u8 rx_path;			/* our path of its latest request */
 	u8 sync_backoff;
 	u8 retries;			/* retry timer expiries without progress */
 	ktime_t sync_at;		/* SYNC timer; 0: not armed */
@@ -425,6 +427,8 @@ u32 mroce_hint_decode(u16 hint);
 int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb);
 void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
 			 int class);
+void mroce_ack_unsolicited(struct mroce_conn *conn, u8 id,
+			   struct mroce_qp *qp, struct sk_buff_head *q);
 void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 		    struct mroce_qp *qp, struct sk_buff_head *q);
 void mroce_stream_duplicate(struct mroce_conn *conn);
@@ -471,6 +475,7 @@ u32 mroce_rc_oldest_ssn(struct mroce_qp *qp);
 void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp);
 
 /* rc_resp.c */
+void mroce_rc_credit(struct mroce_qp *qp);
 bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 			 struct sk_buff *skb, struct sk_buff_head *q);
 /* The fields of a NAK (spec 5.5.9). */
