@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# vm: -t 600
+# vm: -t 900
 #
 # A kernel ULP end to end: NFS over RDMA over MetaRoCE, unmodified (Debian's
 # nfsd with svcrdma, the nfs client with xprtrdma, rpcrdma.ko).  Both are
@@ -37,8 +37,8 @@ nsb() { nsenter --net=/run/netns/$NS_B "$@"; }
 cnt() { cat /sys/class/infiniband/"$1"/ports/1/hw_counters/"$2"; }
 
 # xprt_stat N: field N of the mount's "xprt: rdma" line in mountstats
-# (13: read chunk segments the client registered, 17: bytes the server
-# pushed into write and reply chunks; see xprt_rdma_print_stats()).
+# (5: connects, 13: read chunk segments the client registered, 17: bytes
+# the server pushed into write and reply chunks; xprt_rdma_print_stats()).
 xprt_stat() {
 	awk -v m="$MNT" -v f="$1" '
 		$1 == "device" { here = ($5 == m) }
@@ -106,9 +106,16 @@ mount_rdma() {
 		rdma res show qp | grep "^link rb/" | grep -q "type RC"
 }
 
+# Unmount; the RPC transport must have connected once: on a lossless link
+# a reconnect means an RPC got no reply for timeo (60 s) or the QP failed.
 umount_rdma() {
+	local n
+	n=$(xprt_stat 5)
 	umount $MNT || return 1
-	! grep -q " $MNT " /proc/mounts
+	! grep -q " $MNT " /proc/mounts || return 1
+	[ "$n" = 1 ] && return 0
+	echo "the rdma transport connected $n times"
+	return 1
 }
 
 no_rc_qp() {
@@ -198,12 +205,14 @@ direct_io() {
 
 # NFSv4.1: a second mount, 1 MiB each way.
 v41_io() {
+	local rc=0
 	mount_rdma 4.1 || return 1
 	head -c 1M /dev/urandom > $W/v41 && cp $W/v41 $MNT/v41 && sync &&
-		same_sum $W/v41 $EXP/v41 || return 1
+		same_sum $W/v41 $EXP/v41 || rc=1
 	head -c 1M /dev/urandom > $EXP/v41s && drop_caches &&
-		cmp $EXP/v41s $MNT/v41s || return 1
-	umount_rdma
+		cmp $EXP/v41s $MNT/v41s || rc=1
+	umount_rdma || rc=1
+	return $rc
 }
 
 # After the unmount the client's connection goes away; then the devices
@@ -240,7 +249,7 @@ ok_if "$MIB MiB written by the server, same bytes read by the client" \
 	server_write_client_read
 ok_if "$SMALL small files written, checked on the server, listed" small_files
 ok_if "$DIO_MIB MiB O_DIRECT each way through RDMA READ/WRITE chunks" direct_io
-ok_if "NFSv4.2 unmounted" umount_rdma
+ok_if "NFSv4.2 unmounted; its transport never reconnected" umount_rdma
 ok_if "NFSv4.1 mount over RDMA, 1 MiB each way checked" v41_io
 ok_if "devices deleted with nfsd listening; no cm_id left on them" delete_links
 ok_if "nfsd stopped, nothing left listening" server_stop
