@@ -20,6 +20,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_TLP_PROBES] = { .name = "tlp_probes" },
 	[MROCE_CNT_RTO_TIMEOUTS] = { .name = "rto_timeouts" },
 	[MROCE_CNT_SPURIOUS_RETRANSMITS] = { .name = "spurious_retransmits" },
+	[MROCE_CNT_TX_ABANDONED] = { .name = "tx_abandoned" },
 	[MROCE_CNT_SYNCS_SENT] = { .name = "syncs_sent" },
 	[MROCE_CNT_SYNCS_RCVD] = { .name = "syncs_rcvd" },
 	[MROCE_CNT_STREAM_RETRIES] = { .name = "stream_retries" },

@@ -53,11 +53,12 @@ static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 	struct mroce_sx *sx;
 	struct sk_buff *skb;
 	void *ext;
+	int err;
 
 	skb = mroce_conn_alloc_pkt(conn, rec->type, mroce_ext_len(rec->type),
 				   rec->plen);
 	if (!skb)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	bth = (struct mroce_bth *)skb->data;
 	bth->flags = htons(rec->flags | extra_flags);
 	bth->path_id = path->id;
@@ -106,10 +107,12 @@ static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 	default:
 		break;
 	}
-	if (rec->plen &&
-	    mroce_rc_build_payload(conn, rec, skb->data + bth->hdr_len * 4)) {
+	err = rec->plen ?
+	      mroce_rc_build_payload(conn, rec, skb->data + bth->hdr_len * 4) :
+	      0;
+	if (err) {
 		kfree_skb(skb);
-		return NULL;
+		return ERR_PTR(err);
 	}
 	mroce_cb(skb)->sport = path->sport;
 	mroce_cb(skb)->plane = path->plane;
@@ -146,10 +149,21 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 	    path->bif + mroce_mpb(conn) > path->cwnd)
 		flags |= MROCE_F_AR;
 	skb = mroce_build_seq(conn, path, rec, psn, flags);
-	if (skb) {
+	if (!IS_ERR(skb)) {
 		__skb_queue_tail(q, skb);
 		mroce_count(conn->mdev, TX_DATA_PACKETS);
+	} else if (PTR_ERR(skb) != -ENOMEM) {
+		/*
+		 * The source is gone: the WQE was completed or flushed, or a
+		 * READ's source region was invalidated.  Sending it again
+		 * could only fail again: the content is abandoned, and the
+		 * PLW tells the receiver not to wait for the PSN (7.3.1).
+		 */
+		mroce_count(conn->mdev, TX_ABANDONED);
+		mroce_resolve(path, f);
+		mroce_advance_plw(path);
 	}
+	/* Out of memory: loss recovery sends it again later. */
 }
 
 /* The content of f is acknowledged, declared lost or abandoned. */
