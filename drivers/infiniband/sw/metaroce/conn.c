@@ -432,20 +432,28 @@ void mroce_conn_detach(struct mroce_qp *qp, u8 reason)
 	st->peer_closed = false;
 }
 
+/* The CX field rules of spec 5.7. */
+static bool mroce_cx_ok(const struct mroce_cx *cx)
+{
+	u32 slots = ntohl(cx->rx_msg_slots);
+
+	return (cx->vmin_vmax >> 4) <= MROCE_VERSION &&
+	       (cx->vmin_vmax & 0xf) >= MROCE_VERSION &&
+	       (cx->maxsh_rsvd >> 4) <= 4 && cx->seg_win_shift >= 6 &&
+	       cx->seg_win_shift <= 16 && cx->token && slots >= 64 &&
+	       slots <= 1048576;
+}
+
 /* Check a CX and take the peer's identity from it (spec 6.3). */
 static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
-	u32 slots = ntohl(cx->rx_msg_slots);
 	u8 maxsh = cx->maxsh_rsvd >> 4;
 	/* Max Rx Paths 0 means 256 (spec 5.5.12); we use at most 64. */
 	u32 max_paths = cx->max_rx_paths ?: 256;
 
-	if ((cx->vmin_vmax >> 4) > MROCE_VERSION ||
-	    (cx->vmin_vmax & 0xf) < MROCE_VERSION || maxsh > 4 ||
-	    cx->seg_win_shift < 6 || cx->seg_win_shift > 16 || !cx->token ||
-	    slots < 64 || slots > 1048576)
+	if (!mroce_cx_ok(cx))
 		return -EINVAL;
 	if (conn->npaths && max_paths < conn->npaths)
 		return -EINVAL;		/* paths cannot be taken back */
@@ -563,8 +571,9 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&mdev->conns_lock);
 	/* A new epoch of a known peer: it restarted (6.7.2). */
-	mroce_conns_peer_epoch(mdev, peer, cx->guid, be64_to_cpu(cx->epoch),
-			       NULL);
+	if (mroce_cx_ok(cx))
+		mroce_conns_peer_epoch(mdev, peer, cx->guid,
+				       be64_to_cpu(cx->epoch), NULL);
 	conn = mroce_connect_match(mdev, local, peer, bth, &full);
 	if (!conn && !full)
 		conn = mroce_conn_new(mdev, local, peer);

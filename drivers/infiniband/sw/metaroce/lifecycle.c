@@ -118,7 +118,6 @@ void mroce_conn_init_life(struct mroce_conn *conn)
 {
 	INIT_RCU_WORK(&conn->free_rwork, mroce_conn_free_work);
 	INIT_WORK(&conn->reap_work, mroce_conn_reap);
-	conn->active_at = ktime_get();
 }
 
 /* Remember a detached stream for tombstone_ms (MRC-CONN-039). */
@@ -244,8 +243,8 @@ ktime_t mroce_conn_life_next(struct mroce_conn *conn)
 		next = conn->idle_at;
 	if (conn->close_at && ktime_before(conn->close_at, next))
 		next = conn->close_at;
-	if (dead && conn->streams && conn->state == MROCE_CONN_ESTABLISHED) {
-		ktime_t d = ktime_add_ms(conn->active_at, 1000ULL * dead);
+	if (dead && conn->inactive_at) {
+		ktime_t d = ktime_add_ms(conn->inactive_at, 1000ULL * dead);
 
 		if (ktime_before(d, next))
 			next = d;
@@ -284,10 +283,17 @@ void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
 	u32 dead = READ_ONCE(mroce_conn_dead_timeout_s);
 
 	if (conn->state == MROCE_CONN_ESTABLISHED) {
-		if (mroce_conn_any_active(conn) || !conn->streams)
-			conn->active_at = now;
-		else if (dead && ktime_after(now, ktime_add_ms(conn->active_at,
-							      1000ULL * dead))) {
+		/*
+		 * A path that is not ACTIVE has probe timers, so the timer
+		 * runs while none is: the clock starts when that is seen.
+		 */
+		if (mroce_conn_any_active(conn) || !conn->streams) {
+			conn->inactive_at = 0;
+		} else if (!conn->inactive_at) {
+			conn->inactive_at = now;
+		} else if (dead && ktime_after(now,
+					       ktime_add_ms(conn->inactive_at,
+							    1000ULL * dead))) {
 			mroce_conn_fail(conn);
 			return;
 		}

@@ -54,7 +54,7 @@
 /* The RESET rate limits of a device (spec 6.7.3). */
 #define MROCE_RESET_RECENT	16
 struct mroce_reset_rl {
-	spinlock_t lock;
+	spinlock_t lock;		/* the fields below */
 	unsigned long window;		/* jiffies: start of this second */
 	u32 sent;			/* RESETs sent in it */
 	u8 next;

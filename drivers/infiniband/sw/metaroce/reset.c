@@ -146,8 +146,9 @@ void mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	case MROCE_RST_RESOURCE:
 		if (conn->state == MROCE_CONN_CONNECTING)
-			mroce_reset_reconnect(conn, ktime_add_ms(ktime_get(),
-					      ntohs(rsx->retry_after)));
+			mroce_reset_reconnect(conn,
+					      ktime_add_ms(ktime_get(),
+							   ntohs(rsx->retry_after)));
 		return;
 	case MROCE_RST_VERSION:
 		pr_info_ratelimited("metaroce: %s: peer %pI6c supports versions %u to %u only\n",

@@ -289,7 +289,7 @@ struct mroce_conn {
 	ktime_t idle_at;		/* idle reclaim (6.6); 0: streams */
 	ktime_t close_at;		/* CLOSING: resend the REQUEST */
 	ktime_t tomb_at;		/* TOMBSTONE: release the CID */
-	ktime_t active_at;		/* a path was ACTIVE (6.8) */
+	ktime_t inactive_at;		/* no path seen ACTIVE since (6.8) */
 	ktime_t cr_at;			/* last CONNECT on CONNECT_REQUIRED */
 	struct mroce_stomb stombs[MROCE_STOMBS];
 	u8 stomb_next;

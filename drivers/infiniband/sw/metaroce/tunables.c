@@ -112,9 +112,9 @@ MROCE_TUNABLE(hint_interval_us, 50, 10, 10000, "Recomputation period of the rate
 MROCE_TUNABLE(hint_ttl_ms, 10, 1, 10000, "Age after which a rate hint is ignored, ms");
 
 /* Connections (spec 6) */
-MROCE_TUNABLE(conn_idle_timeout_s, 60, 1, 86400, "Close a connection without streams after this long, s");
-MROCE_TUNABLE(conn_dead_timeout_s, 30, 0, 3600, "Fail a connection with no active path this long, s (0: off)");
-MROCE_TUNABLE(tombstone_ms, 2000, 100, 60000, "A closed connection's CID stays reserved this long, ms");
+MROCE_TUNABLE(conn_idle_timeout_s, 60, 1, 86400, "Close a connection idle this long, s");
+MROCE_TUNABLE(conn_dead_timeout_s, 30, 0, 3600, "Fail a connection without active path, s");
+MROCE_TUNABLE(tombstone_ms, 2000, 100, 60000, "A closed connection's CID stays reserved, ms");
 MROCE_TUNABLE(reset_rate_limit, 100, 1, 100000, "RESETs sent per second per device");
 
 /* Every tunable, in the order the metaroce tool lists them. */
