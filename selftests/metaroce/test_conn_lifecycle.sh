@@ -8,7 +8,8 @@
 # request at once (STREAM_CLOSE) instead of after the retry timer; a
 # destroyed peer QP detaches our stream; idle connections are reclaimed
 # (CONN_CLOSE, TOMBSTONE) and new ones work; a restarted peer device
-# fails our connection (RESET NO_CONNECTION).  Then the connection-level
+# fails our connection (RESET NO_CONNECTION); the dead-connection timer
+# and a failed handshake fail waiting QPs.  Then the connection-level
 # compliance checks (selftests/compliance/conn_lifecycle.py) against mra0
 # with host B as a crafted peer.
 . "$(dirname "$0")/lib.sh"
@@ -23,11 +24,13 @@ ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
 ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
 wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mr[ab]0/ports/1/gids/*'
 
-tap_plan 7
+tap_plan 8
 ok_if "killed peer process: READ fails with RETRY_EXC_ERR at once" $PY kill mra0 mrb0
 ok_if "destroyed / failed peer QP: stream detached, requests fail at once" $PY destroy mra0 mrb0
 ok_if "idle connections are reclaimed and new ones work" $PY idle mra0 mrb0
 ok_if "peer restart: our QPs fail, new connections work" $PY restart mra0 mrb0
+wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mrb0/ports/1/gids/*'
+ok_if "dead-connection timer and handshake failure fail the QP" $PY dead mra0 mrb0
 
 # Compliance: host B has no device and plays the peer of mra0.
 rdma link delete mrb0

@@ -241,10 +241,14 @@ TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
                     '..', 'tools', 'metaroce', 'metaroce')
 
 
+NETNS = {'mra0': 'mra', 'mrb0': 'mrb'}
+
+
 def conns(dev):
-    """The connections `metaroce show DEV` lists."""
-    out = subprocess.run([TOOL, 'show', dev], capture_output=True,
-                         text=True).stdout
+    """The connections `metaroce show DEV` lists (in DEV's namespace: the
+    tool sees the devices of its own)."""
+    out = subprocess.run(['ip', 'netns', 'exec', NETNS[dev], TOOL, 'show',
+                          dev], capture_output=True, text=True).stdout
     return [ln for ln in out.splitlines() if 'cid' in ln and 'peer' in ln]
 
 
@@ -260,6 +264,7 @@ def t_idle(da, db):
         b.connect(a.qp.qp_num, a.h.gid)
         verified_write(a, b)
         check(conns(da) and conns(db), 'metaroce show lists no connection')
+        print('\n'.join(conns(da)))
         closed = cnt(da, 'conn_closed') + cnt(db, 'conn_closed')
         a.qp.close()
         b.qp.close()
@@ -330,9 +335,57 @@ def t_restart(da, db):
     verified_write(a2, b2)
 
 
+def t_dead(da, db):
+    """With conn_dead_timeout_s 2, a connection whose packets are all lost
+    fails once no path has been ACTIVE for 2 s: our request fails with
+    IB_WC_RETRY_EXC_ERR well before the retry timer (8.6 s) would fail it.
+    A handshake nobody answers fails the waiting QP the same way."""
+    tunable('conn_dead_timeout_s', 2)
+    try:
+        a, b = Side(da), Side(db)
+        a.connect(b.qp.qp_num, b.h.gid)
+        b.connect(a.qp.qp_num, a.h.gid)
+        verified_write(a, b)
+        failed = cnt(da, 'conn_failed')
+        sh('ip netns exec mra tc qdisc add dev va root netem loss 100%')
+        sh('ip netns exec mrb tc qdisc add dev vb root netem loss 100%')
+        try:
+            t0 = time.monotonic()
+            post(a.qp, a.mr, 3, e.IBV_WR_RDMA_WRITE, 65536, b.mr.buf,
+                 b.mr.rkey)
+            wc, t1 = first_error(a.h.scq, 30)
+        finally:
+            sh('ip netns exec mra tc qdisc del dev va root')
+            sh('ip netns exec mrb tc qdisc del dev vb root')
+        print('dead: error %d after %.2fs' % (wc.status, t1 - t0))
+        check(wc.wr_id == 3 and wc.status == e.IBV_WC_RETRY_EXC_ERR,
+              'wr %d status %d' % (wc.wr_id, wc.status))
+        check(t1 - t0 < 7, 'error after %.2fs' % (t1 - t0))
+        check(cnt(da, 'conn_failed') > failed, 'connection did not fail')
+    finally:
+        tunable('conn_dead_timeout_s', 30)
+
+    # No device at the peer address any more: the CONNECTs go unanswered.
+    gid_b = b.h.gid
+    b.h.ctx.close()
+    sh('rdma link delete %s' % db)
+    try:
+        a = Side(da)
+        a.connect(0x123, gid_b)
+        t0 = time.monotonic()
+        post(a.qp, a.mr, 4, e.IBV_WR_RDMA_WRITE, 4096, 0, 0)
+        wc, t1 = first_error(a.h.scq, 30)
+        print('handshake: error %d after %.2fs' % (wc.status, t1 - t0))
+        check(wc.wr_id == 4 and wc.status == e.IBV_WC_RETRY_EXC_ERR,
+              'handshake failure: wr %d status %d' % (wc.wr_id, wc.status))
+        check(t1 - t0 < LIMIT, 'error after %.2fs' % (t1 - t0))
+    finally:
+        sh('ip netns exec mrb rdma link add %s type metaroce netdev vb' % db)
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'child':
         child(sys.argv[2])
         sys.exit(0)
     main({'kill': t_kill, 'destroy': t_destroy, 'idle': t_idle,
-          'restart': t_restart})
+          'restart': t_restart, 'dead': t_dead})
