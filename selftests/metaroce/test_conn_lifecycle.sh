@@ -15,7 +15,15 @@
 . "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
-PY="/usr/bin/python3 $here/pyverbs/conn_life.py"
+# py TEST: one conn_life.py test; its output (timings) goes to the TAP
+# diagnostics whether it passes or not.
+py() {
+	local rc
+	/usr/bin/python3 "$here/pyverbs/conn_life.py" "$@" > "/tmp/conn-$1.log" 2>&1
+	rc=$?
+	cat "/tmp/conn-$1.log" >> /tmp/conn-life.log
+	return $rc
+}
 COMP=$here/../compliance
 OUT=/tmp/conn-compliance.txt
 
@@ -25,12 +33,14 @@ ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
 wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mr[ab]0/ports/1/gids/*'
 
 tap_plan 8
-ok_if "killed peer process: READ fails with RETRY_EXC_ERR at once" $PY kill mra0 mrb0
-ok_if "destroyed / failed peer QP: stream detached, requests fail at once" $PY destroy mra0 mrb0
-ok_if "idle connections are reclaimed and new ones work" $PY idle mra0 mrb0
-ok_if "peer restart: our QPs fail, new connections work" $PY restart mra0 mrb0
+ok_if "killed peer process: READ fails with RETRY_EXC_ERR at once" py kill mra0 mrb0
+ok_if "destroyed / failed peer QP: stream detached, requests fail at once" py destroy mra0 mrb0
+ok_if "idle connections are reclaimed and new ones work" py idle mra0 mrb0
+ok_if "peer restart: our QPs fail, new connections work" py restart mra0 mrb0
 wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mrb0/ports/1/gids/*'
-ok_if "dead-connection timer and handshake failure fail the QP" $PY dead mra0 mrb0
+ok_if "dead-connection timer and handshake failure fail the QP" py dead mra0 mrb0
+
+diag "$(cat /tmp/conn-life.log)"
 
 # Compliance: host B has no device and plays the peer of mra0.
 rdma link delete mrb0
