@@ -486,20 +486,20 @@ static bool mroce_cx_len_ok(const struct mroce_bth *bth)
 #define MROCE_CONNS_PER_PEER	4	/* connections from one address */
 
 /*
- * A CONNECT, CONNECT_ACK or RESET of the peer at address peer with GUID
- * guid carries epoch: every other connection to that peer with another
- * recorded epoch is of a previous incarnation of the peer and fails (C15,
- * MRC-CONN-044).  except is the connection the packet came on, if any.
+ * A valid CONNECT from the peer at address peer with GUID guid carries
+ * epoch: every connection to that peer with another recorded epoch is of
+ * a previous incarnation of the peer and fails (C15, MRC-CONN-044).
  * conns_lock held.
  */
-void mroce_conns_peer_epoch(struct mroce_dev *mdev, const union ib_gid *peer,
-			    __be64 guid, u64 epoch, struct mroce_conn *except)
+static void mroce_conns_peer_epoch(struct mroce_dev *mdev,
+				   const union ib_gid *peer, __be64 guid,
+				   u64 epoch)
 {
 	struct mroce_conn *conn;
 	int k;
 
 	list_for_each_entry(conn, &mdev->conns, list) {
-		if (conn == except || !conn->peer_epoch ||
+		if (!conn->peer_epoch ||
 		    conn->peer_guid != guid || conn->peer_epoch == epoch)
 			continue;
 		if (memcmp(&conn->peer, peer, sizeof(*peer))) {
@@ -573,7 +573,7 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	/* A new epoch of a known peer: it restarted (6.7.2). */
 	if (mroce_cx_ok(cx))
 		mroce_conns_peer_epoch(mdev, peer, cx->guid,
-				       be64_to_cpu(cx->epoch), NULL);
+				       be64_to_cpu(cx->epoch));
 	conn = mroce_connect_match(mdev, local, peer, bth, &full);
 	if (!conn && !full)
 		conn = mroce_conn_new(mdev, local, peer);

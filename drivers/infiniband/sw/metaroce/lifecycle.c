@@ -30,8 +30,10 @@ struct mroce_conn *mroce_stream_conn_get(struct mroce_qp *qp)
 	return conn;
 }
 
+/* Free conn, unlisted and unreferenced.  Process context. */
 void mroce_conn_free(struct mroce_conn *conn)
 {
+	struct mroce_dev *mdev = conn->mdev;
 	unsigned long idx;
 	void *t;
 
@@ -45,6 +47,8 @@ void mroce_conn_free(struct mroce_conn *conn)
 		kfree(t);
 	xa_destroy(&conn->trackers);
 	kvfree(conn);
+	if (atomic_dec_and_test(&mdev->conns_freeing))
+		wake_up_var(&mdev->conns_freeing);
 }
 
 static void mroce_conn_free_work(struct work_struct *work)
@@ -59,7 +63,10 @@ void mroce_conn_put(struct mroce_conn *conn)
 		queue_rcu_work(mroce_wq, &conn->free_rwork);
 }
 
-/* Take conn off the device; true if this call did.  Drops no reference. */
+/*
+ * Take conn off the device; true if this call did.  Drops no reference;
+ * counts the connection in conns_freeing until it is freed.
+ */
 static bool mroce_conn_unlist(struct mroce_conn *conn)
 {
 	struct mroce_dev *mdev = conn->mdev;
@@ -70,6 +77,7 @@ static bool mroce_conn_unlist(struct mroce_conn *conn)
 		list_del_rcu(&conn->list);
 		xa_erase(&mdev->conn_xa, conn->local_cid);
 		conn->unlisted = true;
+		atomic_inc(&mdev->conns_freeing);
 		done = true;
 	}
 	spin_unlock_bh(&mdev->conns_lock);
@@ -87,9 +95,11 @@ static void mroce_conn_reap(struct work_struct *work)
 }
 
 /*
- * Device removal: every QP is gone, and no receive can run for the device
- * any more.  Stop every connection's timers and work, and wait until every
- * connection is freed.
+ * Device removal: every QP is gone, and no receive or lookup can reach the
+ * device's connections any more (the device left the device list an RCU
+ * grace period ago).  Stop every connection's timers and work, free them,
+ * and wait for the frees already queued; a device without connections
+ * does not wait at all.
  */
 void mroce_conns_destroy(struct mroce_dev *mdev)
 {
@@ -106,12 +116,12 @@ void mroce_conns_destroy(struct mroce_dev *mdev)
 		cancel_work_sync(&conn->reap_work);
 		if (conn->state != MROCE_CONN_TOMBSTONE)
 			this_cpu_dec(mdev->stats->c[MROCE_CNT_CONN_ACTIVE]);
-		if (mroce_conn_unlist(conn))
-			mroce_conn_put(conn);
+		/* Unreferenced otherwise: free now, not after a grace period. */
+		if (mroce_conn_unlist(conn) && refcount_dec_and_test(&conn->ref))
+			mroce_conn_free(conn);
 	}
-	/* Frees already queued: after their grace period, on mroce_wq. */
-	rcu_barrier();
-	flush_workqueue(mroce_wq);
+	wait_var_event(&mdev->conns_freeing,
+		       !atomic_read(&mdev->conns_freeing));
 }
 
 void mroce_conn_init_life(struct mroce_conn *conn)

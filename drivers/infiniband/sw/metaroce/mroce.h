@@ -98,6 +98,7 @@ struct mroce_dev {
 	spinlock_t conns_lock;		/* writers of conns and conn_xa */
 	struct list_head conns;		/* struct mroce_conn, RCU */
 	struct xarray conn_xa;		/* local CID -> struct mroce_conn */
+	atomic_t conns_freeing;		/* connections whose free is queued */
 
 	/* Planes 1 and up (plane 0 is ndev): RTNL for writers, RCU. */
 	struct net_device __rcu *planes[MROCE_MAX_PLANES];

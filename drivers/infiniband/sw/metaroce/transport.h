@@ -401,8 +401,6 @@ void mroce_conn_xmit(struct mroce_conn *conn);
 struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 				     u32 ext_len, u32 payload_len);
 void mroce_conn_arm_timer(struct mroce_conn *conn);
-void mroce_conns_peer_epoch(struct mroce_dev *mdev, const union ib_gid *peer,
-			    __be64 guid, u64 epoch, struct mroce_conn *except);
 
 void mroce_conn_wake_at(struct mroce_conn *conn, ktime_t when);
 void mroce_conn_pair_planes(struct mroce_conn *conn);
