@@ -224,6 +224,8 @@ static const char *mr_conn_state(uint8_t s)
 		[METAROCE_CONN_CONNECTING] = "CONNECTING",
 		[METAROCE_CONN_ESTABLISHED] = "ESTABLISHED",
 		[METAROCE_CONN_FAILED] = "FAILED",
+		[METAROCE_CONN_CLOSING] = "CLOSING",
+		[METAROCE_CONN_TOMBSTONE] = "TOMBSTONE",
 	};
 
 	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "UNKNOWN";

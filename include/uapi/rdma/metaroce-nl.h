@@ -102,7 +102,9 @@ enum metaroce_plane_attr {
 enum metaroce_conn_state {
 	METAROCE_CONN_CONNECTING,
 	METAROCE_CONN_ESTABLISHED,
-	METAROCE_CONN_FAILED,
+	METAROCE_CONN_FAILED,		/* no longer used: failed is TOMBSTONE */
+	METAROCE_CONN_CLOSING,
+	METAROCE_CONN_TOMBSTONE,
 };
 
 /* A connection (spec 6): one per device and peer address. */

@@ -115,15 +115,21 @@ static void mroce_conn_tx_work(struct work_struct *work)
 /* (Re)arm the timer for the earliest deadline.  conn->lock held. */
 void mroce_conn_arm_timer(struct mroce_conn *conn)
 {
-	ktime_t next = mroce_path_next_event(conn);
+	ktime_t next;
 
-	if (conn->hs_at && ktime_before(conn->hs_at, next))
-		next = conn->hs_at;
-	if (conn->wake_at && ktime_before(conn->wake_at, next))
-		next = conn->wake_at;
-	if (conn->ack_due && ktime_before(conn->ack_due, next))
-		next = conn->ack_due;
-	if (next == KTIME_MAX || conn->state == MROCE_CONN_FAILED)
+	if (conn->state == MROCE_CONN_TOMBSTONE) {
+		next = conn->reap_queued ? KTIME_MAX : conn->tomb_at;
+	} else {
+		next = min(mroce_path_next_event(conn),
+			   mroce_conn_life_next(conn));
+		if (conn->hs_at && ktime_before(conn->hs_at, next))
+			next = conn->hs_at;
+		if (conn->wake_at && ktime_before(conn->wake_at, next))
+			next = conn->wake_at;
+		if (conn->ack_due && ktime_before(conn->ack_due, next))
+			next = conn->ack_due;
+	}
+	if (next == KTIME_MAX)
 		return;
 	if (hrtimer_is_queued(&conn->timer) &&
 	    !ktime_before(next, hrtimer_get_expires(&conn->timer)))
@@ -256,17 +262,19 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 			mroce_build_connect(conn, MROCE_T_CONNECT, &q);
 			mroce_conn_hs_retry_at(conn);
 		} else {
-			conn->hs_at = 0;
-			conn->state = MROCE_CONN_FAILED;
-			mroce_count(conn->mdev, CONN_FAILED);
-			mroce_rc_kick_waiters(conn, &q);
+			mroce_conn_fail(conn);		/* C7 */
 		}
-	} else if (conn->state == MROCE_CONN_ESTABLISHED) {
+	} else if (conn->state == MROCE_CONN_ESTABLISHED ||
+		   conn->state == MROCE_CONN_CLOSING) {
 		mroce_ack_tick(conn, now, &q);
 		mroce_path_timeout(conn, now, &q);
 		mroce_sync_tick(conn, now, &q);
 		mroce_retx_flush(conn, &q);
 		mroce_rc_kick_waiters(conn, &q);
+		mroce_conn_life_tick(conn, now, &q);
+	} else if (!conn->reap_queued && !ktime_after(conn->tomb_at, now)) {
+		conn->reap_queued = true;		/* C16 */
+		queue_work(mroce_wq, &conn->reap_work);
 	}
 	mroce_conn_arm_timer(conn);
 	mroce_conn_tx_commit(conn, &q);
@@ -302,6 +310,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	INIT_WORK(&conn->tx_work, mroce_conn_tx_work);
 	INIT_LIST_HEAD(&conn->streams_list);
 	INIT_LIST_HEAD(&conn->sr_pending);
+	mroce_conn_init_life(conn);
 	conn->hs_sport = htons(0xc000 | (get_random_u32() & 0x3fff));
 	do {
 		get_random_bytes(&conn->local_token, sizeof(conn->local_token));
@@ -333,7 +342,7 @@ static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 	struct mroce_conn *conn;
 
 	list_for_each_entry(conn, &mdev->conns, list)
-		if (conn->state != MROCE_CONN_FAILED &&
+		if (conn->state <= MROCE_CONN_ESTABLISHED &&
 		    !memcmp(&conn->peer, peer, sizeof(*peer)) &&
 		    !memcmp(&conn->local, local, sizeof(*local)))
 			return conn;
@@ -373,8 +382,13 @@ int mroce_conn_attach(struct mroce_qp *qp)
 		mroce_conn_hs_retry_at(conn);
 	}
 	conn->streams++;
+	conn->idle_at = 0;
 	mroce_count(mdev, STREAMS_ACTIVE);
-	st->conn = conn;
+	st->close_sent = false;
+	st->peer_closed = false;
+	st->fatal_code = 0;
+	st->nak_at = 0;
+	WRITE_ONCE(st->conn, conn);
 	INIT_LIST_HEAD(&st->wait_entry);
 	INIT_LIST_HEAD(&st->sr_entry);
 	list_add_tail(&st->conn_entry, &conn->streams_list);
@@ -388,57 +402,46 @@ int mroce_conn_attach(struct mroce_qp *qp)
 	return 0;
 }
 
-/* Detach an RC QP: nothing of the transport refers to it afterwards. */
-void mroce_conn_detach(struct mroce_qp *qp)
+/*
+ * The QP is destroyed or moves to RESET (reason 1 or 2): detach its stream,
+ * with a STREAM_CLOSE unless one went for its failure (MRC-CONN-036).
+ * Nothing of the transport refers to the QP afterwards.
+ */
+void mroce_conn_detach(struct mroce_qp *qp, u8 reason)
 {
 	struct mroce_stream *st = &qp->stream;
-	struct mroce_conn *conn = st->conn;
+	struct mroce_conn *conn;
+	struct sk_buff_head q;
 
-	if (!conn)
+	conn = mroce_stream_conn_get(qp);
+	if (!conn) {
+		st->peer_closed = false;
 		return;
-	spin_lock_bh(&conn->lock);
-	list_del_init(&st->wait_entry);
-	list_del_init(&st->sr_entry);
-	list_del(&st->conn_entry);
-	mroce_path_drop_qp(conn, qp);
-	mroce_trackers_drop_qp(conn, qp->ibqp.qp_num);
-	conn->streams--;
-	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_STREAMS_ACTIVE]);
-	st->conn = NULL;
-	spin_unlock_bh(&conn->lock);
-}
-
-static void mroce_conn_free(struct mroce_conn *conn)
-{
-	unsigned long idx;
-	void *t;
-
-	hrtimer_cancel(&conn->timer);
-	cancel_work_sync(&conn->tx_work);
-	skb_queue_purge(&conn->txq);
-	mroce_retx_drop_qp(conn, NULL);
-	mroce_paths_free(conn);
-	mroce_rxpaths_free(conn);
-	xa_for_each(&conn->trackers, idx, t)
-		kfree(t);
-	xa_destroy(&conn->trackers);
-	kvfree(conn);
-}
-
-/*
- * Device removal: every QP is gone, and no receive or timer can run for
- * the device any more but the connection timers, stopped here.
- */
-void mroce_conns_destroy(struct mroce_dev *mdev)
-{
-	struct mroce_conn *conn, *tmp;
-
-	list_for_each_entry_safe(conn, tmp, &mdev->conns, list) {
-		list_del(&conn->list);
-		xa_erase(&mdev->conn_xa, conn->local_cid);
-		this_cpu_dec(mdev->stats->c[MROCE_CNT_CONN_ACTIVE]);
-		mroce_conn_free(conn);
 	}
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&conn->lock);
+	if (st->conn == conn) {
+		if (!st->close_sent)
+			mroce_stream_close(conn, qp, reason, &q);
+		mroce_stream_unlink(conn, qp);
+	}
+	mroce_conn_tx_commit(conn, &q);
+	spin_unlock_bh(&conn->lock);
+	mroce_conn_xmit(conn);
+	mroce_conn_put(conn);
+	st->peer_closed = false;
+}
+
+/* The CX field rules of spec 5.7. */
+static bool mroce_cx_ok(const struct mroce_cx *cx)
+{
+	u32 slots = ntohl(cx->rx_msg_slots);
+
+	return (cx->vmin_vmax >> 4) <= MROCE_VERSION &&
+	       (cx->vmin_vmax & 0xf) >= MROCE_VERSION &&
+	       (cx->maxsh_rsvd >> 4) <= 4 && cx->seg_win_shift >= 6 &&
+	       cx->seg_win_shift <= 16 && cx->token && slots >= 64 &&
+	       slots <= 1048576;
 }
 
 /* Check a CX and take the peer's identity from it (spec 6.3). */
@@ -446,15 +449,11 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
-	u32 slots = ntohl(cx->rx_msg_slots);
 	u8 maxsh = cx->maxsh_rsvd >> 4;
 	/* Max Rx Paths 0 means 256 (spec 5.5.12); we use at most 64. */
 	u32 max_paths = cx->max_rx_paths ?: 256;
 
-	if ((cx->vmin_vmax >> 4) > MROCE_VERSION ||
-	    (cx->vmin_vmax & 0xf) < MROCE_VERSION || maxsh > 4 ||
-	    cx->seg_win_shift < 6 || cx->seg_win_shift > 16 || !cx->token ||
-	    slots < 64 || slots > 1048576)
+	if (!mroce_cx_ok(cx))
 		return -EINVAL;
 	if (conn->npaths && max_paths < conn->npaths)
 		return -EINVAL;		/* paths cannot be taken back */
@@ -487,12 +486,45 @@ static bool mroce_cx_len_ok(const struct mroce_bth *bth)
 #define MROCE_CONNS_PER_PEER	4	/* connections from one address */
 
 /*
- * The connection a CONNECT from peer with SCID scid belongs to (spec
- * 6.3.2, 6.7.2): the one with that SCID; else a handshake of ours to the
- * same address (simultaneous open) or a restart of the same peer (same
- * GUID, new epoch); else none, and the CONNECT opens a new connection.
- * Sets *full when the peer already has its share of connections.
+ * A valid CONNECT from the peer at address peer with GUID guid carries
+ * epoch: every connection to that peer with another recorded epoch is of
+ * a previous incarnation of the peer and fails (C15, MRC-CONN-044).
  * conns_lock held.
+ */
+static void mroce_conns_peer_epoch(struct mroce_dev *mdev,
+				   const union ib_gid *peer, __be64 guid,
+				   u64 epoch)
+{
+	struct mroce_conn *conn;
+	int k;
+
+	list_for_each_entry(conn, &mdev->conns, list) {
+		if (!conn->peer_epoch ||
+		    conn->peer_guid != guid || conn->peer_epoch == epoch)
+			continue;
+		if (memcmp(&conn->peer, peer, sizeof(*peer))) {
+			for (k = 0; k < conn->npeer_addrs; k++)
+				if (!memcmp(&conn->peer_addrs[k], peer,
+					    sizeof(*peer)))
+					break;
+			if (k == conn->npeer_addrs)
+				continue;
+		}
+		spin_lock(&conn->lock);
+		if (conn->state != MROCE_CONN_TOMBSTONE) {
+			mroce_count(mdev, CONN_PEER_RESTART);
+			mroce_conn_fail(conn);
+		}
+		spin_unlock(&conn->lock);
+	}
+}
+
+/*
+ * The connection a CONNECT from peer with SCID scid belongs to (spec
+ * 6.3.2, 6.3.6): the one with that SCID; else a handshake of ours to the
+ * same address (simultaneous open); else none, and the CONNECT opens a new
+ * connection.  Sets *full when the peer already has its share of
+ * connections.  conns_lock held.
  */
 static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
 					      const union ib_gid *local,
@@ -505,24 +537,20 @@ static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
 	u32 n = 0;
 
 	list_for_each_entry(conn, &mdev->conns, list) {
-		if (conn->state == MROCE_CONN_FAILED ||
+		if (conn->state == MROCE_CONN_TOMBSTONE ||
 		    memcmp(&conn->peer, peer, sizeof(*peer)) ||
 		    memcmp(&conn->local, local, sizeof(*local)))
 			continue;
 		n++;
-		if (conn->state == MROCE_CONN_ESTABLISHED &&
-		    conn->peer_cid == ntohl(bth->scid))
+		if (conn->state != MROCE_CONN_CONNECTING &&
+		    conn->peer_cid == ntohl(bth->scid) &&
+		    conn->peer_epoch == be64_to_cpu(cx->epoch))
 			return conn;
-		if (!same_addr)
+		if (!same_addr && conn->state == MROCE_CONN_CONNECTING)
 			same_addr = conn;
 	}
 	*full = n >= MROCE_CONNS_PER_PEER;
-	if (!same_addr || same_addr->state == MROCE_CONN_CONNECTING)
-		return same_addr;
-	if (cx->guid == same_addr->peer_guid &&
-	    be64_to_cpu(cx->epoch) != same_addr->peer_epoch)
-		return same_addr;	/* the peer restarted */
-	return NULL;
+	return same_addr;
 }
 
 /* A CONNECT from peer (spec 6.3.2, 6.3.6, 6.7.2). */
@@ -531,6 +559,7 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 			     const union ib_gid *peer)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_cx *cx = (const struct mroce_cx *)(bth + 1);
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
 	bool full = false;
@@ -541,6 +570,10 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	}
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&mdev->conns_lock);
+	/* A new epoch of a known peer: it restarted (6.7.2). */
+	if (mroce_cx_ok(cx))
+		mroce_conns_peer_epoch(mdev, peer, cx->guid,
+				       be64_to_cpu(cx->epoch));
 	conn = mroce_connect_match(mdev, local, peer, bth, &full);
 	if (!conn && !full)
 		conn = mroce_conn_new(mdev, local, peer);
@@ -550,25 +583,25 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 		return;
 	}
 	spin_lock(&conn->lock);
-	if (conn->state == MROCE_CONN_ESTABLISHED &&
-	    conn->peer_cid == ntohl(bth->scid)) {
-		/* A resent CONNECT: answer it again, create nothing. */
+	if (conn->state != MROCE_CONN_CONNECTING) {
+		/* A resent CONNECT: answer it again, create nothing (C9). */
 		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
 	} else if (!mroce_conn_take_cx(conn, skb)) {
-		/* New, simultaneous open, or the peer restarted. */
-		if (conn->state == MROCE_CONN_ESTABLISHED)
-			mroce_count(mdev, CONN_PEER_RESTART);
-		else
-			mroce_count(mdev, CONN_ESTABLISHED);
+		/* New (C2), or simultaneous open (C5). */
+		mroce_count(mdev, CONN_ESTABLISHED);
 		conn->state = MROCE_CONN_ESTABLISHED;
 		conn->hs_at = 0;
 		mroce_rxpaths_free(conn);
 		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
 		mroce_rc_kick_waiters(conn, &q);
+		mroce_conn_idle_check(conn);
 	} else {
+		/* An invalid CX: RESET PROTOCOL (spec 5.7). */
 		mroce_count(mdev, DROP_BAD_HEADER);
-		if (conn->state == MROCE_CONN_CONNECTING && !conn->initiator)
-			conn->state = MROCE_CONN_FAILED;	/* made for it */
+		if (!conn->initiator)
+			mroce_conn_tombstone(conn);	/* made for it */
+		mroce_reset_stateless(mdev, skb, local, peer,
+				      MROCE_RST_PROTOCOL);
 	}
 	if (!skb_queue_empty(&q))
 		mroce_reply_to(skb_peek(&q), skb);
@@ -588,8 +621,10 @@ static void mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
 	}
-	if (conn->state == MROCE_CONN_ESTABLISHED) {
-		if (conn->peer_cid != ntohl(bth->scid))
+	if (conn->state != MROCE_CONN_CONNECTING) {
+		if (conn->peer_cid != ntohl(bth->scid) ||
+		    conn->peer_epoch != be64_to_cpu(((const struct mroce_cx *)
+						     (bth + 1))->epoch))
 			mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
 	}
@@ -603,6 +638,7 @@ static void mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
 	mroce_rxpaths_free(conn);
 	mroce_count(conn->mdev, CONN_ESTABLISHED);
 	mroce_rc_kick_waiters(conn, q);
+	mroce_conn_idle_check(conn);
 }
 
 static bool mroce_is_sequenced(u8 type)
@@ -651,7 +687,7 @@ static bool mroce_seq_hdr_ok(struct mroce_conn *conn,
 	case MROCE_T_ATOMIC_RESP:
 		return !plen && !off && last && len == 8;
 	case MROCE_T_STREAM_CLOSE:
-		return false;	/* not in this first cut */
+		return mroce_stream_close_hdr_ok(bth);
 	default:
 		break;
 	}
@@ -687,9 +723,24 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	qp = mroce_stream_qp(conn, sx);
+	if (bth->type == MROCE_T_STREAM_CLOSE) {
+		/* Not attached: acknowledged, else ignored (MRC-CONN-038). */
+		if (qp)
+			mroce_rx_stream_close(conn, qp, skb);
+		mroce_rxpath_commit(conn, skb, class);
+		mroce_cc_rx_hint(conn, skb, true);
+		mroce_send_ack(conn, skb, NULL, q);
+		if (qp)
+			mroce_qp_put(qp);
+		return;
+	}
 	if (!qp) {
 		mroce_count(conn->mdev, DROP_NO_STREAM);
-		mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0, q);
+		if (mroce_stomb_nak_ok(conn,
+				       ntohl(sx->segsh_dqpn) & MROCE_QPN_MASK,
+				       ntohl(sx->sqpn) & MROCE_QPN_MASK))
+			mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0,
+				       q);
 	} else if (bth->type == MROCE_T_READ_RESP ||
 		   bth->type == MROCE_T_ATOMIC_RESP) {
 		mroce_rc_rx_response(conn, qp, skb);
@@ -754,12 +805,27 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	if (!conn) {
 		rcu_read_unlock();
 		mroce_count(mdev, DROP_NO_CONN);
+		/*
+		 * No connection, no tombstone (spec 6.3.5): a stateless
+		 * RESET; for the pre-handshake form, CONNECT_REQUIRED.
+		 */
+		mroce_reset_stateless(mdev, skb, &local, &peer, bth->dcid ?
+				      MROCE_RST_NO_CONNECTION :
+				      MROCE_RST_CONNECT_REQUIRED);
 		return;
 	}
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&conn->lock);
+	if (conn->state == MROCE_CONN_TOMBSTONE) {
+		mroce_count(mdev, DROP_NO_CONN);	/* silently (C17) */
+		goto unlock;
+	}
+	if (bth->type == MROCE_T_RESET) {
+		mroce_rx_reset(conn, skb, &q);
+		goto unlock;
+	}
 	if (be64_to_cpu(bth->token) != conn->local_token ||
-	    (conn->state == MROCE_CONN_ESTABLISHED &&
+	    (conn->state != MROCE_CONN_CONNECTING &&
 	     ntohl(bth->scid) != conn->peer_cid)) {
 		mroce_count(mdev, DROP_BAD_TOKEN);
 		goto unlock;
@@ -769,8 +835,10 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
 	if (bth->type == MROCE_T_CONNECT_ACK) {
 		mroce_rx_connect_ack(conn, skb, &q);
-	} else if (conn->state != MROCE_CONN_ESTABLISHED) {
+	} else if (conn->state == MROCE_CONN_CONNECTING) {
 		mroce_count(mdev, DROP_NO_CONN);
+	} else if (bth->type == MROCE_T_CONN_CLOSE) {
+		mroce_rx_conn_close(conn, skb, &q);
 	} else if (mroce_is_sequenced(bth->type)) {
 		mroce_rx_sequenced(conn, skb, &q);
 	} else if (bth->type == MROCE_T_ACK) {
@@ -788,15 +856,14 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 			mroce_count(mdev, DROP_BAD_HEADER);
 		mroce_rc_kick_waiters(conn, &q);
 	} else {
-		/* CLOSE, RESET: not yet. */
 		mroce_count(mdev, DROP_BAD_HEADER);
 	}
 unlock:
 	mroce_conn_arm_timer(conn);
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
-	rcu_read_unlock();
 	mroce_conn_xmit(conn);
+	rcu_read_unlock();	/* conn may be freed after a grace period */
 }
 
 /* What a plane event does to one established connection. */
@@ -836,7 +903,8 @@ static void mroce_conns_plane(struct mroce_dev *mdev,
 	list_for_each_entry_rcu(conn, &mdev->conns, list) {
 		__skb_queue_head_init(&q);
 		spin_lock_bh(&conn->lock);
-		if (conn->state == MROCE_CONN_ESTABLISHED)
+		if (conn->state == MROCE_CONN_ESTABLISHED ||
+		    conn->state == MROCE_CONN_CLOSING)
 			mroce_conn_plane_ev(conn, ev, &q);
 		mroce_conn_tx_commit(conn, &q);
 		spin_unlock_bh(&conn->lock);

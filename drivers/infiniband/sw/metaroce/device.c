@@ -259,6 +259,7 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC);
 	xa_init(&mdev->conn_xa);
 	spin_lock_init(&mdev->conns_lock);
+	spin_lock_init(&mdev->reset_rl.lock);
 	INIT_LIST_HEAD(&mdev->conns);
 	do {
 		get_random_bytes(&mdev->epoch, sizeof(mdev->epoch));

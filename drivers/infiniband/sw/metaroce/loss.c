@@ -66,7 +66,7 @@ static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 	bth->plw = htonl(path->plw);
 	sx = (struct mroce_sx *)(bth + 1);
 	sx->segsh_dqpn = htonl((u32)rec->segshift << 28 | rec->dqpn);
-	sx->sqpn = htonl(rec->qp->ibqp.qp_num);
+	sx->sqpn = htonl(rec->qp ? rec->qp->ibqp.qp_num : rec->sqpn);
 	sx->ssn = htonl(rec->ssn);
 	sx->msn = htonl(rec->msn);
 	sx->msg_len = htonl(rec->msg_len);
@@ -104,6 +104,13 @@ static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 	case MROCE_T_ATOMIC_RESP:
 		*(__be64 *)ext = cpu_to_be64(rec->swap_add);
 		break;
+	case MROCE_T_STREAM_CLOSE: {
+		struct mroce_scx *scx = ext;
+
+		*(__be32 *)scx = htonl(rec->rkey);
+		scx->failed_ssn = htonl(rec->inv_rkey);
+		break;
+	}
 	default:
 		break;
 	}
@@ -131,7 +138,8 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 	if (conn->backlog)
 		flags |= MROCE_F_BKLG;
 	f->rec = *rec;
-	refcount_inc(&rec->qp->ref);
+	if (rec->qp)
+		refcount_inc(&rec->qp->ref);
 	f->psn = psn;
 	f->live = true;
 	f->resent = false;
@@ -172,7 +180,8 @@ void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f)
 	f->live = false;
 	path->live--;
 	path->bif -= f->charge;
-	mroce_qp_put(f->rec.qp);
+	if (f->rec.qp)
+		mroce_qp_put(f->rec.qp);
 }
 
 void mroce_advance_plw(struct mroce_path *path)
@@ -197,7 +206,8 @@ void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 
 	path->lost_pkts++;
 	path->win_lost++;
-	refcount_inc(&qp->ref);
+	if (qp)
+		refcount_inc(&qp->ref);
 	mroce_resolve(path, f);
 	if (mroce_rc_still_needed(conn, &rec)) {
 		f->resent = true;
@@ -205,7 +215,8 @@ void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 				  path->id, q);
 	}
 	trace_mroce_lost(conn, path, f->psn, tries, f->resent);
-	mroce_qp_put(qp);
+	if (qp)
+		mroce_qp_put(qp);
 }
 
 /* Every unresolved packet of path is lost (RTO, path failure: 9.2.4-5). */
@@ -363,7 +374,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			continue;
 		acked += f->charge;
 		newest = f;
-		if (f->rec.type != MROCE_T_READ_RESP &&
+		if (f->rec.qp && f->rec.type != MROCE_T_READ_RESP &&
 		    f->rec.type != MROCE_T_ATOMIC_RESP)
 			mroce_sync_arm(conn, f->rec.qp, true);
 		mroce_resolve(path, f);

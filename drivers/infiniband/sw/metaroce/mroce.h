@@ -51,6 +51,20 @@
 #define MROCE_VENDOR_ID		0xffffff	/* no OUI: software device */
 #define MROCE_VENDOR_PART_ID	0x4d52		/* "MR" */
 
+/* The RESET rate limits of a device (spec 6.7.3). */
+#define MROCE_RESET_RECENT	16
+struct mroce_reset_rl {
+	spinlock_t lock;		/* the fields below */
+	unsigned long window;		/* jiffies: start of this second */
+	u32 sent;			/* RESETs sent in it */
+	u8 next;
+	struct {
+		union ib_gid peer;
+		u32 dcid;
+		unsigned long at;
+	} recent[MROCE_RESET_RECENT];	/* recently answered (peer, DCID) */
+};
+
 struct mroce_dev {
 	struct ib_device ibdev;
 	struct list_head list;		/* on mroce_devices (RCU) */
@@ -80,9 +94,11 @@ struct mroce_dev {
 	u32 qp_next;			/* cyclic allocation hint for qp_xa */
 
 	u64 epoch;			/* spec 6.1.4 */
+	struct mroce_reset_rl reset_rl;	/* stateless RESETs (reset.c) */
 	spinlock_t conns_lock;		/* writers of conns and conn_xa */
 	struct list_head conns;		/* struct mroce_conn, RCU */
 	struct xarray conn_xa;		/* local CID -> struct mroce_conn */
+	atomic_t conns_freeing;		/* connections whose free is queued */
 
 	/* Planes 1 and up (plane 0 is ndev): RTNL for writers, RCU. */
 	struct net_device __rcu *planes[MROCE_MAX_PLANES];

@@ -334,7 +334,8 @@ static int mroce_nl_dev_get_dumpit(struct sk_buff *skb,
 static const u8 mroce_nl_conn_state[] = {
 	[MROCE_CONN_CONNECTING] = METAROCE_CONN_CONNECTING,
 	[MROCE_CONN_ESTABLISHED] = METAROCE_CONN_ESTABLISHED,
-	[MROCE_CONN_FAILED] = METAROCE_CONN_FAILED,
+	[MROCE_CONN_CLOSING] = METAROCE_CONN_CLOSING,
+	[MROCE_CONN_TOMBSTONE] = METAROCE_CONN_TOMBSTONE,
 };
 
 static const u8 mroce_nl_path_state[] = {

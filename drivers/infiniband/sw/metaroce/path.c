@@ -664,7 +664,8 @@ static void mroce_retx_queue(struct mroce_conn *conn,
 		return;
 	}
 	r->rec = *rec;
-	refcount_inc(&rec->qp->ref);
+	if (rec->qp)
+		refcount_inc(&rec->qp->ref);
 	r->tries = tries;
 	r->from = from;
 	list_add_tail(&r->list, &conn->retxq);
@@ -733,7 +734,8 @@ void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
 		conn->nretx--;
 		if (mroce_rc_still_needed(conn, &r->rec))
 			mroce_path_carry(conn, &r->rec, r->tries, r->from, q);
-		mroce_qp_put(r->rec.qp);
+		if (r->rec.qp)
+			mroce_qp_put(r->rec.qp);
 		kfree(r);
 	}
 }
@@ -748,7 +750,8 @@ void mroce_retx_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp)
 			continue;
 		list_del(&r->list);
 		conn->nretx--;
-		mroce_qp_put(r->rec.qp);
+		if (r->rec.qp)
+			mroce_qp_put(r->rec.qp);
 		kfree(r);
 	}
 }

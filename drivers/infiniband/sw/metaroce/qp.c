@@ -236,13 +236,13 @@ static int mroce_rc_transition(struct mroce_qp *qp, enum ib_qp_state cur,
 	struct mroce_conn *conn;
 
 	if (new == IB_QPS_RESET) {
-		mroce_conn_detach(qp);
+		mroce_conn_detach(qp, MROCE_SC_RESET);
 		return 0;
 	}
 	if (new == IB_QPS_RTR && cur == IB_QPS_INIT)
 		return mroce_conn_attach(qp);
 	if (new == IB_QPS_RTS && cur == IB_QPS_RTR) {
-		conn = qp->stream.conn;
+		conn = mroce_stream_conn_get(qp);
 		if (!conn)
 			return -EINVAL;
 		spin_lock_bh(&conn->lock);
@@ -250,6 +250,7 @@ static int mroce_rc_transition(struct mroce_qp *qp, enum ib_qp_state cur,
 		qp->stream.peer_completed = qp->attr.sq_psn - 1;
 		qp->stream.send_idx = qp->sq.fetch;
 		spin_unlock_bh(&conn->lock);
+		mroce_conn_put(conn);
 	}
 	return 0;
 }
@@ -424,7 +425,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 */
 	WRITE_ONCE(qp->last_wqe_done, true);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	mroce_conn_detach(qp);
+	mroce_conn_detach(qp, MROCE_SC_DESTROYED);
 
 	xa_erase(&mdev->qp_xa, ibqp->qp_num);
 	/* Wait for receive-path users, then stop the send worker for good. */

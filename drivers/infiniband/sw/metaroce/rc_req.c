@@ -159,6 +159,8 @@ bool mroce_rc_still_needed(struct mroce_conn *conn,
 	struct mroce_qp *qp = rec->qp;
 	struct mroce_send_wqe *wqe;
 
+	if (!qp)
+		return true;	/* STREAM_CLOSE: until acknowledged */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		return false;
 	if (rec->type == MROCE_T_READ_RESP || rec->type == MROCE_T_ATOMIC_RESP)
@@ -369,50 +371,83 @@ void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 	list_for_each_entry_safe(st, tmp, &run, wait_entry) {
 		list_del_init(&st->wait_entry);
 		qp = container_of(st, struct mroce_qp, stream);
-		if (conn->state == MROCE_CONN_FAILED) {
-			mroce_rc_fail_all(conn, qp);
-			continue;
-		}
 		mroce_rc_resp_resume(conn, qp, q);
 		mroce_rc_push(conn, qp, q);
 		mroce_sync_arm(conn, qp, false);
 	}
 }
 
-/* The send worker's RC step: push the QP's posted work. */
+/*
+ * The send worker's RC step: push the QP's posted work.  A stream that the
+ * peer closed, or whose connection failed, has nobody to send to: what is
+ * posted fails (MRC-CONN-037, 050).  Worker only.
+ */
 void mroce_rc_send(struct mroce_qp *qp)
 {
-	struct mroce_conn *conn = qp->stream.conn;
+	struct mroce_conn *conn = mroce_stream_conn_get(qp);
 	struct sk_buff_head q;
 
-	if (!conn)
+	if (!conn) {
+		if (qp->stream.peer_closed)
+			mroce_rc_fail_all(NULL, qp);
 		return;
+	}
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&conn->lock);
-	if (conn->state == MROCE_CONN_ESTABLISHED) {
+	if (qp->stream.conn != conn) {
+		/* Detached meanwhile: the worker runs again for that. */
+		mroce_qp_kick(qp);
+	} else if (conn->state == MROCE_CONN_ESTABLISHED) {
 		mroce_rc_push(conn, qp, &q);
 		mroce_sync_arm(conn, qp, false);
-	} else if (conn->state == MROCE_CONN_FAILED) {
-		mroce_rc_fail_all(conn, qp);
 	} else {
 		mroce_wait(conn, qp);
 	}
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
 	mroce_conn_xmit(conn);
+	mroce_conn_put(conn);
 }
 
-/* The connection failed: every outstanding request fails (spec 6.8). */
+/* Has qp a send work request that is not complete? */
+bool mroce_rc_incomplete(struct mroce_qp *qp)
+{
+	return qp->sq.ring.cons != qp->sq.fetch || mroce_sq_posted(&qp->sq);
+}
+
+/*
+ * The peer is gone: the oldest outstanding request fails with
+ * IB_WC_RETRY_EXC_ERR and the QP moves to ERROR (spec 6.7.4).  Nothing
+ * happens if no request is outstanding.  conn->lock held, or the stream
+ * detached (conn NULL) and the caller its send worker.
+ */
 void mroce_rc_fail_all(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 
-	if (qp->sq.ring.cons == st->send_idx && !mroce_rc_fetch(qp))
-		return;
-	if (qp->sq.ring.cons == st->send_idx)
+	if (qp->sq.ring.cons == st->send_idx) {
+		if (st->send_idx == qp->sq.fetch && !mroce_rc_fetch(qp))
+			return;
 		st->send_idx++;
+		st->send_off = 0;
+	}
 	mroce_rc_fail_wqe(conn, qp, mroce_shadow(qp, qp->sq.ring.cons),
 			  IB_WC_RETRY_EXC_ERR);
+}
+
+/* The peer's Completed SSN for qp's requests is completed (spec 11.3). */
+void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
+			     u32 completed)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	if (mroce_seq_diff(completed, st->peer_completed) > 0 &&
+	    mroce_seq_diff(completed, st->next_ssn - 1) <= 0) {
+		st->peer_completed = completed;
+		st->rnr_left = qp->attr.rnr_retry;
+		mroce_rc_complete_ready(conn, qp);
+		mroce_sync_arm(conn, qp, true);
+	}
 }
 
 /* A Stream Record from the responder (spec 8, 11.3). */
@@ -428,14 +463,8 @@ void mroce_rc_rx_sr(struct mroce_conn *conn, const struct mroce_sr *sr)
 		return;
 	st = &qp->stream;
 	if (qp->ibqp.qp_type == IB_QPT_RC && st->conn == conn &&
-	    qp->attr.dest_qp_num == (ntohl(sr->resp_qpn) & MROCE_QPN_MASK) &&
-	    mroce_seq_diff(completed, st->peer_completed) > 0 &&
-	    mroce_seq_diff(completed, st->next_ssn - 1) <= 0) {
-		st->peer_completed = completed;
-		st->rnr_left = qp->attr.rnr_retry;
-		mroce_rc_complete_ready(conn, qp);
-		mroce_sync_arm(conn, qp, true);
-	}
+	    qp->attr.dest_qp_num == (ntohl(sr->resp_qpn) & MROCE_QPN_MASK))
+		mroce_rc_peer_completed(conn, qp, completed);
 	mroce_qp_put(qp);
 }
 
@@ -518,6 +547,13 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 	mroce_rc_fail(conn, qp, ssn, mroce_nak_status(code));
 out:
 	mroce_qp_put(qp);
+}
+
+/* The fatal NAK a STREAM_CLOSE carries (MRC-CONN-037 step 2). */
+void mroce_rc_fatal_nak(struct mroce_conn *conn, struct mroce_qp *qp, u8 code,
+			u32 ssn)
+{
+	mroce_rc_fail(conn, qp, ssn, mroce_nak_status(code));
 }
 
 /*

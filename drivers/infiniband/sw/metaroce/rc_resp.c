@@ -503,6 +503,13 @@ static void mroce_fail_msg(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	t->failed = true;
 	mroce_send_nak(conn, skb, code, detail, param, q);
+	if (!qp->stream.fatal_code) {
+		/* Its STREAM_CLOSE carries it (MRC-CONN-034). */
+		qp->stream.fatal_code = code;
+		qp->stream.fatal_detail = detail;
+		qp->stream.fatal_ssn = t->ssn;
+		qp->stream.nak_at = ktime_get();
+	}
 	if (code == MROCE_NAK_REMOTE_ACCESS)
 		ev = IB_EVENT_QP_ACCESS_ERR;
 	else if (code == MROCE_NAK_INVALID_REQ || code == MROCE_NAK_LENGTH)
@@ -684,7 +691,21 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	st->rx_path = bth->path_id;
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
-		mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0, q);
+		/*
+		 * A failed stream: nothing is placed, the packet is committed;
+		 * the fatal NAK that failed it, else STREAM_CLOSED, once per
+		 * rto_min_us (MRC-CONN-035).
+		 */
+		if (st->nak_at && ktime_us_delta(ktime_get(), st->nak_at) <
+				  READ_ONCE(mroce_rto_min_us))
+			return true;
+		st->nak_at = ktime_get();
+		if (st->fatal_code)
+			mroce_send_nak(conn, skb, st->fatal_code,
+				       st->fatal_detail, 0, q);
+		else
+			mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0,
+				       0, q);
 		return true;
 	}
 	d = mroce_seq_diff(ssn, st->completed_ssn);

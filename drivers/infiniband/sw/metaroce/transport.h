@@ -64,6 +64,10 @@ extern unsigned int mroce_hint_interval_us;
 extern unsigned int mroce_hint_ttl_ms;
 extern unsigned int mroce_sport_min;
 extern unsigned int mroce_sport_max;
+extern unsigned int mroce_conn_idle_timeout_s;
+extern unsigned int mroce_conn_dead_timeout_s;
+extern unsigned int mroce_tombstone_ms;
+extern unsigned int mroce_reset_rate_limit;
 
 /* Serial number arithmetic (spec 2.3): a - b as a signed distance. */
 static inline s32 mroce_seq_diff(u32 a, u32 b)
@@ -90,15 +94,32 @@ static inline void mroce_reply_to(struct sk_buff *skb,
 	mroce_cb(skb)->plane = ((const struct mroce_skb_cb *)in->cb)->plane;
 }
 
+/* Connection states (spec 6.2). */
 enum mroce_conn_state {
 	MROCE_CONN_CONNECTING,
 	MROCE_CONN_ESTABLISHED,
-	MROCE_CONN_FAILED,
+	MROCE_CONN_CLOSING,
+	MROCE_CONN_TOMBSTONE,
 };
 
-/* What a sequenced packet carries: enough to build it again. */
+/* STREAM_CLOSE reasons (spec 5.5.15) and CONN_CLOSE ops (spec 5.5.14). */
+#define MROCE_SC_DESTROYED	1
+#define MROCE_SC_RESET		2
+#define MROCE_SC_ERROR		3
+#define MROCE_CC_REQUEST	1
+#define MROCE_CC_ACCEPT		2
+#define MROCE_CC_REFUSE		3
+#define MROCE_CONN_CLOSE_TRIES	3	/* REQUEST and 2 resends (6.6) */
+#define MROCE_STOMBS		16	/* stream tombstones per connection */
+
+/*
+ * What a sequenced packet carries: enough to build it again.  A
+ * STREAM_CLOSE has no qp (the QP may be gone): sqpn names the local QP,
+ * rkey holds the first word of the SCX and inv_rkey its Failed SSN.
+ */
 struct mroce_txrec {
-	struct mroce_qp *qp;	/* the stream; holds a reference */
+	struct mroce_qp *qp;	/* the stream; holds a reference; or NULL */
+	u32 sqpn;		/* STREAM_CLOSE: the local QPN */
 	u8 type;
 	u8 segshift;
 	u16 flags;		/* SE, LAST */
@@ -246,13 +267,32 @@ struct mroce_tracker {
 	DECLARE_BITMAP(segs, MROCE_SEG_WIN);	/* segment seg_base + i */
 };
 
+/* A detached stream remembered for tombstone_ms (spec 6.5.5). */
+struct mroce_stomb {
+	u32 lqpn;
+	u32 pqpn;
+	ktime_t until;
+	ktime_t nak_at;			/* last NAK STREAM_CLOSED sent */
+};
+
 struct mroce_conn {
 	struct list_head list;		/* mdev->conns, RCU */
-	struct rcu_head rcu;
+	struct rcu_work free_rwork;	/* the last reference is gone */
+	struct work_struct reap_work;	/* the tombstone expired */
 	struct mroce_dev *mdev;
 	spinlock_t lock;		/* the connection and its streams */
-	refcount_t ref;
+	refcount_t ref;			/* mdev->conns and temporary users */
 	enum mroce_conn_state state;
+	bool reap_queued;		/* reap_work queued (once) */
+	bool unlisted;			/* off mdev->conns (conns_lock) */
+	u8 close_tries;			/* CONN_CLOSE REQUESTs sent */
+	ktime_t idle_at;		/* idle reclaim (6.6); 0: streams */
+	ktime_t close_at;		/* CLOSING: resend the REQUEST */
+	ktime_t tomb_at;		/* TOMBSTONE: release the CID */
+	ktime_t inactive_at;		/* no path seen ACTIVE since (6.8) */
+	ktime_t cr_at;			/* last CONNECT on CONNECT_REQUIRED */
+	struct mroce_stomb stombs[MROCE_STOMBS];
+	u8 stomb_next;
 	bool initiator;
 	union ib_gid local;		/* our address */
 	union ib_gid peer;		/* the peer's address */
@@ -343,13 +383,19 @@ struct mroce_stream {
 	unsigned long rnr_nak_until;	/* ... and until when not again */
 	u32 atomic_ssn[16];		/* atomic result cache */
 	u64 atomic_orig[16];
+	/* failure and close (spec 6.5.4) */
+	bool close_sent;		/* our STREAM_CLOSE went out */
+	bool peer_closed;		/* detached by the peer or a failure */
+	u8 fatal_code;			/* the fatal NAK we sent, 0: none */
+	u8 fatal_detail;
+	u32 fatal_ssn;
+	ktime_t nak_at;			/* last NAK to the failed stream */
 };
 
 /* conn.c */
 int mroce_conn_attach(struct mroce_qp *qp);
-void mroce_conn_detach(struct mroce_qp *qp);
+void mroce_conn_detach(struct mroce_qp *qp, u8 reason);
 void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
-void mroce_conns_destroy(struct mroce_dev *mdev);
 void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q);
 void mroce_conn_xmit(struct mroce_conn *conn);
 struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
@@ -361,6 +407,40 @@ void mroce_conn_pair_planes(struct mroce_conn *conn);
 void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,
 			     bool removed);
 void mroce_conns_plane_added(struct mroce_dev *mdev, int plane);
+
+/* lifecycle.c: failure, tombstones, references (spec 6.2, 6.7.4, 6.8) */
+struct mroce_conn *mroce_stream_conn_get(struct mroce_qp *qp);
+void mroce_conn_put(struct mroce_conn *conn);
+void mroce_conn_free(struct mroce_conn *conn);
+void mroce_conns_destroy(struct mroce_dev *mdev);
+void mroce_conn_init_life(struct mroce_conn *conn);
+void mroce_conn_fail(struct mroce_conn *conn);
+void mroce_conn_tombstone(struct mroce_conn *conn);
+void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
+			  struct sk_buff_head *q);
+ktime_t mroce_conn_life_next(struct mroce_conn *conn);
+void mroce_conn_idle_check(struct mroce_conn *conn);
+void mroce_stream_unlink(struct mroce_conn *conn, struct mroce_qp *qp);
+bool mroce_stomb_nak_ok(struct mroce_conn *conn, u32 lqpn, u32 pqpn);
+
+/* close.c: STREAM_CLOSE and CONN_CLOSE (spec 6.5.4, 6.6) */
+void mroce_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
+			u8 reason, struct sk_buff_head *q);
+void mroce_stream_failed(struct mroce_qp *qp);
+void mroce_rx_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
+			   struct sk_buff *skb);
+bool mroce_stream_close_hdr_ok(const struct mroce_bth *bth);
+void mroce_conn_close_send(struct mroce_conn *conn, u8 op,
+			   struct sk_buff_head *q);
+void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
+			 struct sk_buff_head *q);
+
+/* reset.c: RESET (spec 6.7) */
+void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
+			   const union ib_gid *local,
+			   const union ib_gid *peer, u8 reason);
+void mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
+		    struct sk_buff_head *q);
 
 /* path.c: sender paths, their states, probes and the choice of path */
 int mroce_paths_create(struct mroce_conn *conn);
@@ -459,6 +539,11 @@ void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
 u32 mroce_ext_len(u8 type);
 void mroce_rc_fail(struct mroce_conn *conn, struct mroce_qp *qp, u32 ssn,
 		   enum ib_wc_status status);
+void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
+			     u32 completed);
+void mroce_rc_fatal_nak(struct mroce_conn *conn, struct mroce_qp *qp, u8 code,
+			u32 ssn);
+bool mroce_rc_incomplete(struct mroce_qp *qp);
 
 /* sync.c */
 void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp);

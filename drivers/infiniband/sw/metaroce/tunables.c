@@ -111,6 +111,12 @@ MROCE_TUNABLE(hint_active_us, 200, 20, 100000, "Activity window of the rate hint
 MROCE_TUNABLE(hint_interval_us, 50, 10, 10000, "Recomputation period of the rate hint, us");
 MROCE_TUNABLE(hint_ttl_ms, 10, 1, 10000, "Age after which a rate hint is ignored, ms");
 
+/* Connections (spec 6) */
+MROCE_TUNABLE(conn_idle_timeout_s, 60, 1, 86400, "Close a connection idle this long, s");
+MROCE_TUNABLE(conn_dead_timeout_s, 30, 0, 3600, "Fail a connection without active path, s");
+MROCE_TUNABLE(tombstone_ms, 2000, 100, 60000, "A closed connection's CID stays reserved, ms");
+MROCE_TUNABLE(reset_rate_limit, 100, 1, 100000, "RESETs sent per second per device");
+
 /* Every tunable, in the order the metaroce tool lists them. */
 const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_paths_per_plane,
@@ -143,6 +149,10 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_hint_active_us,
 	&mroce_tun_hint_interval_us,
 	&mroce_tun_hint_ttl_ms,
+	&mroce_tun_conn_idle_timeout_s,
+	&mroce_tun_conn_dead_timeout_s,
+	&mroce_tun_tombstone_ms,
+	&mroce_tun_reset_rate_limit,
 };
 
 const unsigned int mroce_num_tunables = ARRAY_SIZE(mroce_tunables);

@@ -361,6 +361,7 @@ int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
 		  u32 max_inline, bool send);
 void mroce_wq_free(struct mroce_wq *wq);
 void mroce_wq_reset(struct mroce_wq *wq);
+bool mroce_sq_posted(struct mroce_wq *sq);
 struct mroce_send_wqe *mroce_sq_fetch(struct mroce_qp *qp);
 void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
 		       enum ib_wc_status status);

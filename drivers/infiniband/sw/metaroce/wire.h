@@ -198,6 +198,45 @@ struct mroce_cx {
 } __packed;
 static_assert(sizeof(struct mroce_cx) == 64);
 
+/* Reset extension, 16 bytes (spec 5.5.13); reasons (spec 6.7.1). */
+enum mroce_reset_reason {
+	MROCE_RST_NO_CONNECTION	= 1,
+	MROCE_RST_CONNECT_REQUIRED = 2,
+	MROCE_RST_PROTOCOL	= 3,
+	MROCE_RST_RESOURCE	= 4,
+	MROCE_RST_VERSION	= 5,
+	MROCE_RST_ADMIN		= 6,
+	MROCE_RST_AUTH		= 7,
+	MROCE_RST_PEER_RESTART	= 8,
+};
+
+struct mroce_rsx {
+	u8 reason;
+	u8 vmin_vmax;
+	__be16 retry_after;
+	__be64 epoch;
+	__be32 reserved;
+} __packed;
+static_assert(sizeof(struct mroce_rsx) == 16);
+
+/* Connection close extension, 8 bytes (spec 5.5.14). */
+struct mroce_ccx {
+	u8 op;
+	u8 reserved[3];
+	__be32 reason;
+} __packed;
+static_assert(sizeof(struct mroce_ccx) == 8);
+
+/* Stream close extension, 8 bytes (spec 5.5.15). */
+struct mroce_scx {
+	u8 reason;
+	u8 nak_code;
+	u8 detail;
+	u8 reserved;
+	__be32 failed_ssn;
+} __packed;
+static_assert(sizeof(struct mroce_scx) == 8);
+
 #define MROCE_SX_OFF		32
 #define MROCE_EXT_OFF		(MROCE_SX_OFF + sizeof(struct mroce_sx))
 

@@ -187,7 +187,7 @@ static void mroce_decode_send_wqe(struct mroce_qp *qp,
  * not completed, so that a producer index run ahead by a user cannot make
  * fetch lap a shadow slot still in use.
  */
-static bool mroce_sq_posted(struct mroce_wq *sq)
+bool mroce_sq_posted(struct mroce_wq *sq)
 {
 	return mroce_ring_produced(&sq->ring, sq->ring.cons) >
 	       sq->fetch - sq->ring.cons;
@@ -320,14 +320,40 @@ static void mroce_qp_last_wqe(struct mroce_qp *qp)
 }
 
 /*
+ * RC, error state, stream attached: flush under the connection lock the
+ * SQ and the receives an SRQ QP's messages took, and tell the peer that
+ * the stream failed (MRC-CONN-034).  False if the stream is not attached.
+ */
+static bool mroce_rc_flush_attached(struct mroce_qp *qp)
+{
+	struct mroce_conn *conn = mroce_stream_conn_get(qp);
+	struct sk_buff_head q;
+
+	if (!conn)
+		return false;
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&conn->lock);
+	if (qp->stream.conn == conn) {
+		mroce_rc_flush_sq(qp);
+		if (qp->ibqp.srq)
+			mroce_srq_flush_bound(conn, qp);
+		mroce_stream_close(conn, qp, MROCE_SC_ERROR, &q);
+	} else {
+		mroce_rc_flush_sq(qp);
+	}
+	mroce_conn_tx_commit(conn, &q);
+	spin_unlock_bh(&conn->lock);
+	mroce_conn_xmit(conn);
+	mroce_conn_put(conn);
+	return true;
+}
+
+/*
  * RC: the stream takes WQEs as the window allows; completions come from the
- * receive path.  In the error state, flush under the connection lock: the
- * SQ, and the receives an SRQ QP's messages took.
+ * receive path.  In the error state, flush.
  */
 static void mroce_rc_worker(struct mroce_qp *qp)
 {
-	struct mroce_conn *conn = qp->stream.conn;
-
 	for (;;) {
 		if (READ_ONCE(qp->state) != IB_QPS_ERR) {
 			/* The stream asks for a doorbell when it runs dry. */
@@ -335,15 +361,8 @@ static void mroce_rc_worker(struct mroce_qp *qp)
 				mroce_rc_send(qp);
 			return;
 		}
-		if (conn) {
-			spin_lock_bh(&conn->lock);
+		if (!mroce_rc_flush_attached(qp))
 			mroce_rc_flush_sq(qp);
-			if (qp->ibqp.srq)
-				mroce_srq_flush_bound(conn, qp);
-			spin_unlock_bh(&conn->lock);
-		} else {
-			mroce_rc_flush_sq(qp);
-		}
 		mroce_qp_last_wqe(qp);
 		if (mroce_sq_idle(qp))
 			return;

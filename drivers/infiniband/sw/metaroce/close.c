@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Closing (spec 6.5.4, 6.6): STREAM_CLOSE, which tells the peer at once
+ * that a stream failed or is gone so that its requests do not wait for
+ * the retry timer, and CONN_CLOSE, which reclaims an idle connection.
+ */
+#include "net.h"
+#include "transport.h"
+#include "verbs.h"
+
+/*
+ * Send qp's one STREAM_CLOSE (MRC-CONN-034, 036): SX with the QPNs and our
+ * Completed SSN; SCX with the reason and the fatal NAK we sent, if that is
+ * what failed the stream.  Sequenced without a QP reference: the QP may
+ * be destroyed before it is acknowledged.  conn->lock held.
+ */
+void mroce_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
+			u8 reason, struct sk_buff_head *q)
+{
+	struct mroce_stream *st = &qp->stream;
+	struct mroce_txrec rec = {};
+
+	if (st->close_sent)
+		return;
+	st->close_sent = true;
+	if (conn->state != MROCE_CONN_ESTABLISHED || !conn->npaths)
+		return;		/* the peer cannot know the stream yet */
+	rec.type = MROCE_T_STREAM_CLOSE;
+	rec.flags = MROCE_F_LAST;
+	rec.dqpn = qp->attr.dest_qp_num;
+	rec.sqpn = qp->ibqp.qp_num;
+	rec.ssn = st->completed_ssn;
+	rec.rkey = (u32)reason << 24;
+	if (reason == MROCE_SC_ERROR && st->fatal_code) {
+		rec.rkey |= (u32)st->fatal_code << 16 | (u32)st->fatal_detail << 8;
+		rec.inv_rkey = st->fatal_ssn;
+	}
+	mroce_path_send(conn, &rec, q);
+	mroce_count(conn->mdev, STREAM_CLOSES_SENT);
+}
+
+/* The STREAM_CLOSE header rules (spec 5.5.1, 5.5.15, 5.7). */
+bool mroce_stream_close_hdr_ok(const struct mroce_bth *bth)
+{
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	const struct mroce_scx *scx = (const struct mroce_scx *)(sx + 1);
+
+	if (bth->payload_len || !(ntohs(bth->flags) & MROCE_F_LAST) ||
+	    sx->msg_len || sx->offset || sx->msn ||
+	    ntohl(sx->segsh_dqpn) >> 28)
+		return false;
+	if (scx->reason < MROCE_SC_DESTROYED || scx->reason > MROCE_SC_ERROR)
+		return false;
+	/* A fatal NAK code (spec 13.1), or none with no SSN. */
+	if (!scx->nak_code)
+		return !scx->detail && !scx->failed_ssn;
+	return scx->reason == MROCE_SC_ERROR &&
+	       scx->nak_code >= MROCE_NAK_REMOTE_ACCESS &&
+	       scx->nak_code <= MROCE_NAK_REMOTE_OP;
+}
+
+/*
+ * A STREAM_CLOSE for qp's attached stream (MRC-CONN-037): what the peer
+ * completed completes; the fatal NAK it carries fails its request; if
+ * anything is left, the oldest request fails with IB_WC_RETRY_EXC_ERR and
+ * the QP moves to ERROR; the stream is detached.  conn->lock held.
+ */
+void mroce_rx_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
+			   struct sk_buff *skb)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	const struct mroce_scx *scx = (const struct mroce_scx *)(sx + 1);
+	struct mroce_stream *st = &qp->stream;
+
+	mroce_count(conn->mdev, STREAM_CLOSES_RCVD);
+	mroce_rc_peer_completed(conn, qp, ntohl(sx->ssn));
+	if (scx->nak_code)
+		mroce_rc_fatal_nak(conn, qp, scx->nak_code,
+				   ntohl(scx->failed_ssn));
+	if (mroce_rc_incomplete(qp))
+		mroce_rc_fail_all(conn, qp);
+	if (qp->ibqp.srq && READ_ONCE(qp->state) == IB_QPS_ERR)
+		mroce_srq_flush_bound(conn, qp);
+	st->close_sent = true;	/* nothing to tell a closed peer stream */
+	st->peer_closed = true;
+	mroce_stream_unlink(conn, qp);
+}
+
+/* Send CONN_CLOSE with op (spec 5.5.14); reason 0, idle.  conn->lock held. */
+void mroce_conn_close_send(struct mroce_conn *conn, u8 op,
+			   struct sk_buff_head *q)
+{
+	struct mroce_ccx *ccx;
+	struct sk_buff *skb;
+
+	skb = mroce_conn_alloc_pkt(conn, MROCE_T_CONN_CLOSE, sizeof(*ccx), 0);
+	if (!skb)
+		return;
+	ccx = (struct mroce_ccx *)(skb->data + sizeof(struct mroce_bth));
+	ccx->op = op;
+	__skb_queue_tail(q, skb);
+}
+
+/* Is anything we sent on conn still unresolved at path level? */
+static bool mroce_conn_unresolved(struct mroce_conn *conn)
+{
+	int i;
+
+	for (i = 0; i < conn->npaths; i++)
+		if (conn->paths[i]->live)
+			return true;
+	return !list_empty(&conn->retxq);
+}
+
+/* A CONN_CLOSE from the peer (C11 to C14).  conn->lock held. */
+void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
+			 struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_ccx *ccx = (const struct mroce_ccx *)(bth + 1);
+
+	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*ccx) ||
+	    bth->payload_len || ccx->op < MROCE_CC_REQUEST ||
+	    ccx->op > MROCE_CC_REFUSE) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	switch (ccx->op) {
+	case MROCE_CC_REQUEST:
+		if (conn->streams || mroce_conn_unresolved(conn)) {
+			mroce_conn_close_send(conn, MROCE_CC_REFUSE, q);
+			return;
+		}
+		mroce_conn_close_send(conn, MROCE_CC_ACCEPT, q);
+		break;
+	case MROCE_CC_ACCEPT:
+		if (conn->state != MROCE_CONN_CLOSING)
+			return;
+		break;
+	default:
+		if (conn->state == MROCE_CONN_CLOSING) {
+			conn->state = MROCE_CONN_ESTABLISHED;	/* C12 */
+			conn->close_at = 0;
+			mroce_conn_idle_check(conn);
+		}
+		return;
+	}
+	mroce_count(conn->mdev, CONN_CLOSED);
+	mroce_conn_tombstone(conn);
+}

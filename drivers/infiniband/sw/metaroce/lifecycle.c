@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The life of a connection after its handshake (spec 6.2, 6.5.5, 6.6,
+ * 6.7.4, 6.8): failure, which fails every stream; the TOMBSTONE state,
+ * which keeps the CID reserved for tombstone_ms and then frees the
+ * connection; idle reclaim and the dead-connection timer.
+ *
+ * References: mdev->conns holds one until the tombstone expires; a QP's
+ * stream only points at its connection while attached, and users outside
+ * conn->lock take a temporary reference (mroce_stream_conn_get).  The
+ * last put frees the connection after an RCU grace period, in process
+ * context, so receivers that found it by CID under RCU are done with it.
+ */
+#include <linux/slab.h>
+
+#include "net.h"
+#include "transport.h"
+#include "verbs.h"
+
+/* The connection qp's stream is attached to, referenced, or NULL. */
+struct mroce_conn *mroce_stream_conn_get(struct mroce_qp *qp)
+{
+	struct mroce_conn *conn;
+
+	rcu_read_lock();
+	conn = READ_ONCE(qp->stream.conn);
+	if (conn && !refcount_inc_not_zero(&conn->ref))
+		conn = NULL;
+	rcu_read_unlock();
+	return conn;
+}
+
+/* Free conn, unlisted and unreferenced.  Process context. */
+void mroce_conn_free(struct mroce_conn *conn)
+{
+	struct mroce_dev *mdev = conn->mdev;
+	unsigned long idx;
+	void *t;
+
+	hrtimer_cancel(&conn->timer);
+	cancel_work_sync(&conn->tx_work);
+	skb_queue_purge(&conn->txq);
+	mroce_retx_drop_qp(conn, NULL);
+	mroce_paths_free(conn);
+	mroce_rxpaths_free(conn);
+	xa_for_each(&conn->trackers, idx, t)
+		kfree(t);
+	xa_destroy(&conn->trackers);
+	kvfree(conn);
+	if (atomic_dec_and_test(&mdev->conns_freeing))
+		wake_up_var(&mdev->conns_freeing);
+}
+
+static void mroce_conn_free_work(struct work_struct *work)
+{
+	mroce_conn_free(container_of(to_rcu_work(work), struct mroce_conn,
+				     free_rwork));
+}
+
+void mroce_conn_put(struct mroce_conn *conn)
+{
+	if (refcount_dec_and_test(&conn->ref))
+		queue_rcu_work(mroce_wq, &conn->free_rwork);
+}
+
+/*
+ * Take conn off the device; true if this call did.  Drops no reference;
+ * counts the connection in conns_freeing until it is freed.
+ */
+static bool mroce_conn_unlist(struct mroce_conn *conn)
+{
+	struct mroce_dev *mdev = conn->mdev;
+	bool done = false;
+
+	spin_lock_bh(&mdev->conns_lock);
+	if (!conn->unlisted) {
+		list_del_rcu(&conn->list);
+		xa_erase(&mdev->conn_xa, conn->local_cid);
+		conn->unlisted = true;
+		atomic_inc(&mdev->conns_freeing);
+		done = true;
+	}
+	spin_unlock_bh(&mdev->conns_lock);
+	return done;
+}
+
+/* The tombstone expired (C16): release the CID and the list's reference. */
+static void mroce_conn_reap(struct work_struct *work)
+{
+	struct mroce_conn *conn = container_of(work, struct mroce_conn,
+					       reap_work);
+
+	if (mroce_conn_unlist(conn))
+		mroce_conn_put(conn);
+}
+
+/*
+ * Device removal: every QP is gone, and no receive or lookup can reach the
+ * device's connections any more (the device left the device list an RCU
+ * grace period ago).  Stop every connection's timers and work, free them,
+ * and wait for the frees already queued; a device without connections
+ * does not wait at all.
+ */
+void mroce_conns_destroy(struct mroce_dev *mdev)
+{
+	struct mroce_conn *conn;
+
+	for (;;) {
+		spin_lock_bh(&mdev->conns_lock);
+		conn = list_first_entry_or_null(&mdev->conns,
+						struct mroce_conn, list);
+		spin_unlock_bh(&mdev->conns_lock);
+		if (!conn)
+			break;
+		hrtimer_cancel(&conn->timer);
+		cancel_work_sync(&conn->reap_work);
+		if (conn->state != MROCE_CONN_TOMBSTONE)
+			this_cpu_dec(mdev->stats->c[MROCE_CNT_CONN_ACTIVE]);
+		/* Unreferenced otherwise: free now, not after a grace period. */
+		if (mroce_conn_unlist(conn) && refcount_dec_and_test(&conn->ref))
+			mroce_conn_free(conn);
+	}
+	wait_var_event(&mdev->conns_freeing,
+		       !atomic_read(&mdev->conns_freeing));
+}
+
+void mroce_conn_init_life(struct mroce_conn *conn)
+{
+	INIT_RCU_WORK(&conn->free_rwork, mroce_conn_free_work);
+	INIT_WORK(&conn->reap_work, mroce_conn_reap);
+}
+
+/* Remember a detached stream for tombstone_ms (MRC-CONN-039). */
+static void mroce_stomb_add(struct mroce_conn *conn, u32 lqpn, u32 pqpn)
+{
+	struct mroce_stomb *s = &conn->stombs[conn->stomb_next];
+
+	conn->stomb_next = (conn->stomb_next + 1) % MROCE_STOMBS;
+	s->lqpn = lqpn;
+	s->pqpn = pqpn;
+	s->until = ktime_add_ms(ktime_get(), READ_ONCE(mroce_tombstone_ms));
+	s->nak_at = 0;
+}
+
+/*
+ * May a NAK STREAM_CLOSED answer a packet of stream (lqpn, pqpn) that
+ * cannot be attached?  A stream tombstone allows one per rto_min_us;
+ * any other such stream is answered (MRC-CONN-033).  conn->lock held.
+ */
+bool mroce_stomb_nak_ok(struct mroce_conn *conn, u32 lqpn, u32 pqpn)
+{
+	ktime_t now = ktime_get();
+	struct mroce_stomb *s;
+	int i;
+
+	for (i = 0; i < MROCE_STOMBS; i++) {
+		s = &conn->stombs[i];
+		if (s->lqpn != lqpn || s->pqpn != pqpn ||
+		    ktime_after(now, s->until))
+			continue;
+		if (s->nak_at && ktime_us_delta(now, s->nak_at) <
+				 READ_ONCE(mroce_rto_min_us))
+			return false;
+		s->nak_at = now;
+		return true;
+	}
+	return true;
+}
+
+/* Start the idle clock if the last stream went.  conn->lock held. */
+void mroce_conn_idle_check(struct mroce_conn *conn)
+{
+	if (conn->streams || conn->state != MROCE_CONN_ESTABLISHED) {
+		conn->idle_at = 0;
+		return;
+	}
+	if (!conn->idle_at)
+		conn->idle_at = ktime_add_ms(ktime_get(), 1000ULL *
+					     READ_ONCE(mroce_conn_idle_timeout_s));
+	mroce_conn_arm_timer(conn);
+}
+
+/*
+ * Take qp's stream off conn: nothing of the transport refers to it
+ * afterwards.  conn->lock held.
+ */
+void mroce_stream_unlink(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	list_del_init(&st->wait_entry);
+	list_del_init(&st->sr_entry);
+	list_del(&st->conn_entry);
+	mroce_path_drop_qp(conn, qp);
+	mroce_trackers_drop_qp(conn, qp->ibqp.qp_num);
+	conn->streams--;
+	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_STREAMS_ACTIVE]);
+	mroce_stomb_add(conn, qp->ibqp.qp_num, qp->attr.dest_qp_num);
+	WRITE_ONCE(st->conn, NULL);
+	mroce_conn_idle_check(conn);
+}
+
+/* TOMBSTONE (C7, C11, C13, C15): only the CID is left.  conn->lock held. */
+void mroce_conn_tombstone(struct mroce_conn *conn)
+{
+	if (conn->state == MROCE_CONN_TOMBSTONE)
+		return;
+	conn->state = MROCE_CONN_TOMBSTONE;
+	conn->hs_at = 0;
+	conn->idle_at = 0;
+	conn->close_at = 0;
+	conn->wake_at = 0;
+	conn->tomb_at = ktime_add_ms(ktime_get(),
+				     READ_ONCE(mroce_tombstone_ms));
+	mroce_retx_drop_qp(conn, NULL);
+	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_CONN_ACTIVE]);
+	mroce_conn_arm_timer(conn);
+}
+
+/*
+ * The connection fails (C7, C15): every attached stream is detached, and
+ * its QP completes its oldest request with IB_WC_RETRY_EXC_ERR and moves
+ * to ERROR (MRC-CONN-050).  conn->lock held.
+ */
+void mroce_conn_fail(struct mroce_conn *conn)
+{
+	struct mroce_stream *st, *tmp;
+	struct mroce_qp *qp;
+
+	if (conn->state == MROCE_CONN_TOMBSTONE)
+		return;
+	mroce_count(conn->mdev, CONN_FAILED);
+	list_for_each_entry_safe(st, tmp, &conn->streams_list, conn_entry) {
+		qp = container_of(st, struct mroce_qp, stream);
+		mroce_rc_fail_all(conn, qp);
+		mroce_qp_to_error_event(qp, IB_EVENT_QP_FATAL);
+		if (qp->ibqp.srq)
+			mroce_srq_flush_bound(conn, qp);
+		st->close_sent = true;	/* the peer's stream is gone too */
+		st->peer_closed = true;
+		mroce_stream_unlink(conn, qp);
+	}
+	mroce_conn_tombstone(conn);
+}
+
+/* The earliest deadline of the connection's life.  conn->lock held. */
+ktime_t mroce_conn_life_next(struct mroce_conn *conn)
+{
+	ktime_t next = KTIME_MAX;
+	u32 dead = READ_ONCE(mroce_conn_dead_timeout_s);
+
+	if (conn->idle_at)
+		next = conn->idle_at;
+	if (conn->close_at && ktime_before(conn->close_at, next))
+		next = conn->close_at;
+	if (dead && conn->inactive_at) {
+		ktime_t d = ktime_add_ms(conn->inactive_at, 1000ULL * dead);
+
+		if (ktime_before(d, next))
+			next = d;
+	}
+	return next;
+}
+
+/* The largest RTO of the paths: the CONN_CLOSE resend interval (6.6). */
+static u32 mroce_conn_max_rto_us(struct mroce_conn *conn)
+{
+	u32 rto = READ_ONCE(mroce_rto_initial_us);
+	int i;
+
+	for (i = 0; i < conn->npaths; i++)
+		rto = max(rto, conn->paths[i]->rto_us);
+	return min(rto, READ_ONCE(mroce_rto_max_us));
+}
+
+static bool mroce_conn_any_active(struct mroce_conn *conn)
+{
+	int i;
+
+	for (i = 0; i < conn->npaths; i++)
+		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
+			return true;
+	return false;
+}
+
+/*
+ * Timer work of the connection's life: idle reclaim (C10, C11), the
+ * dead-connection timer (MRC-CONN-051).  conn->lock held.
+ */
+void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
+			  struct sk_buff_head *q)
+{
+	u32 dead = READ_ONCE(mroce_conn_dead_timeout_s);
+
+	if (conn->state == MROCE_CONN_ESTABLISHED) {
+		/*
+		 * A path that is not ACTIVE has probe timers, so the timer
+		 * runs while none is: the clock starts when that is seen.
+		 */
+		if (mroce_conn_any_active(conn) || !conn->streams) {
+			conn->inactive_at = 0;
+		} else if (!conn->inactive_at) {
+			conn->inactive_at = now;
+		} else if (dead && ktime_after(now,
+					       ktime_add_ms(conn->inactive_at,
+							    1000ULL * dead))) {
+			mroce_conn_fail(conn);
+			return;
+		}
+		if (conn->idle_at && !ktime_after(conn->idle_at, now)) {
+			conn->idle_at = 0;
+			if (conn->streams)
+				return;
+			conn->state = MROCE_CONN_CLOSING;
+			conn->close_tries = 0;
+			conn->close_at = now;
+		}
+	}
+	if (conn->state != MROCE_CONN_CLOSING || !conn->close_at ||
+	    ktime_after(conn->close_at, now))
+		return;
+	if (conn->close_tries >= MROCE_CONN_CLOSE_TRIES) {
+		/* No answer after 3 attempts (C11). */
+		mroce_count(conn->mdev, CONN_CLOSED);
+		mroce_conn_tombstone(conn);
+		return;
+	}
+	conn->close_tries++;
+	mroce_conn_close_send(conn, MROCE_CC_REQUEST, q);
+	conn->close_at = ktime_add_us(now, mroce_conn_max_rto_us(conn));
+}
