@@ -114,7 +114,8 @@ ok_if "non-root can show and get" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups $MR get ecn
 
 # Many connections of 64 paths: the dump spans several messages and skbs.
-$MR set paths_per_plane 64 reorder_thresh 1
+# They must all still be there for the dump: no idle reclaim meanwhile.
+$MR set paths_per_plane 64 reorder_thresh 1 conn_idle_timeout_s 3600
 kvfail=0
 for i in 4 5 6 7 8 9; do
 	ip -n $NS_B addr add 10.77.0.$i/24 dev vb
