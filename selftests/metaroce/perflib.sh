@@ -1,14 +1,26 @@
 #!/bin/bash
-# perftest helpers for test_perftest*.sh (sourced after lib.sh, once the
-# devices ra (host A) and rb (host B) exist): perf NAME RDMA_CM ITERS TOOL
-# ARGS... runs the server in B and the client in A and checks the result.
+# perftest helpers for test_perftest*.sh (sourced after lib.sh):
+# perf_devices sets up the two hosts with devices ra (host A) and rb
+# (host B); perf NAME RDMA_CM ITERS TOOL ARGS... runs the server in B and
+# the client in A and checks the result.  RC_TESTS: every RC perftest.
 #
 # perftest measures time in TSC cycles and refuses to report when its
 # frequency estimate is noisy (TCG: "Correlation coefficient r^2 < 0.9");
 # such a run is repeated (at most twice), never counted as a pass.
 
-GA=$(gid_index ra)
-GB=$(gid_index rb)
+RC_TESTS=(send_bw send_lat write_bw write_lat read_bw read_lat atomic_bw
+	  atomic_lat)
+
+perf_devices() {
+	setup_two_hosts
+	modprobe rdma_ucm
+	ip netns exec $NS_A rdma link add ra type metaroce netdev va
+	ip netns exec $NS_B rdma link add rb type metaroce netdev vb
+	wait_for 10 gid_index ra
+	wait_for 10 gid_index rb
+	GA=$(gid_index ra)
+	GB=$(gid_index rb)
+}
 SRV=/tmp/perf-server.log
 CLI=/tmp/perf-client.log
 NOCAL="Correlation coefficient\|Can't produce a report"

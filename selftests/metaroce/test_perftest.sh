@@ -10,16 +10,9 @@
 # and sent no NAK.
 . "$(dirname "$0")/lib.sh"
 
-RC_TESTS=(send_bw send_lat write_bw write_lat read_bw read_lat atomic_bw
-	  atomic_lat)
-tap_plan $((${#RC_TESTS[@]} + ${#RC_TESTS[@]} / 2 + 2))
-setup_two_hosts
-modprobe rdma_ucm
-ip netns exec $NS_A rdma link add ra type metaroce netdev va
-ip netns exec $NS_B rdma link add rb type metaroce netdev vb
-wait_for 10 gid_index ra
-wait_for 10 gid_index rb
 . "$(dirname "$0")/perflib.sh"
+tap_plan $((${#RC_TESTS[@]} + ${#RC_TESTS[@]} / 2 + 2))
+perf_devices
 
 for t in "${RC_TESTS[@]}"; do
 	# shellcheck disable=SC2046
