@@ -67,6 +67,11 @@ class AckTests:
             record("MRC-ACK-002 MRC-PATH-013 MRC-HDR-002", got == (cum, bits),
                    "after PSNs base+%s: CumPSN base%+d, SACK bits %s; expected base+%d, %s" %
                    (plan[:n + 1], got[0], got[1], cum, bits))
+            # Only PSN base+1 after base+9 is NEW below the highest.
+            reo = n == plan.index(1)
+            record("MRC-ACK-018", bool(a["ack_flags"] & m.ACKF_REORDERED) == reo,
+                   "after PSNs base+%s: REORDERED %s, expected %s" %
+                   (plan[:n + 1], bool(a["ack_flags"] & m.ACKF_REORDERED), reo))
             record("MRC-ACK-002", a["rx_count"] == n + 1,
                    "Rx Count %d after %d packets on the path" % (a["rx_count"], n + 1))
             record("MRC-ACK-001", a["plw"] == 0 and a["hdr_len"] == 84 + 16 * a["num_sr"],

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 KO=selftests/metaroce/kverbs/mroce_kverbs.ko
-tap_plan 11
+tap_plan 14
 setup_two_hosts
 ip netns exec $NS_A rdma link add la type metaroce netdev va
 ip netns exec $NS_B rdma link add lb type metaroce netdev vb
@@ -91,8 +91,33 @@ ok_if "tracepoints: a mroce_lost event per declared loss, mroce_ack events" trac
 diag "$(trace_ok)"
 diag "path state events: $(grep -c 'mroce_path_state: l[ab] cid=[0-9]* path=[0-9]* plane=0 state=[0-3] sport=[0-9]' $T/trace)"
 diag "loss 10%: netem dropped $(netem_dropped), retransmitted $(( $(cnt la retransmits) + $(cnt lb retransmits) ))"
-ip netns exec $NS_A tc qdisc del dev va root
+
+# A route that reorders: netem holds a quarter of va's packets back 1 ms.
+# The peer's REORDERED ACKs make the paths timer-only (spec 9.2.1), so few
+# packets are resent.  With reo_persist_ms=0 (the threshold rule alone)
+# the same traffic resends what was only late: the reordering is real.
+reorder_run() {	# REO_PERSIST_MS: prints "resends data_packets"
+	local r0 t0
+	echo "$1" > /sys/module/metaroce/parameters/reo_persist_ms
+	r0=$(cnt la retransmits)
+	t0=$(cnt la tx_data_packets)
+	kverbs rc_write size=1048576 >&2 || return 1
+	echo "$(($(cnt la retransmits) - r0)) $(($(cnt la tx_data_packets) - t0))"
+}
 ip netns exec $NS_B tc qdisc del dev vb root
+ip netns exec $NS_A tc qdisc replace dev va root netem delay 1ms reorder 75%
+adaptive=$(reorder_run 1000)
+ok_if "reordering route: 1 MiB WRITE verified" test -n "$adaptive"
+strict=$(reorder_run 0)
+echo 1000 > /sys/module/metaroce/parameters/reo_persist_ms
+diag "resends/packets: adaptive $adaptive, threshold rule only $strict"
+set -- $adaptive
+ok_if "reordering route: a path that reorders resends < 5% of its packets" \
+	test -n "$1" -a "$((${1:-1} * 100))" -lt "$((5 * ${2:-0}))"
+set -- $strict
+ok_if "reordering route: the threshold rule alone resends > 8% (reordering is real)" \
+	test -n "$1" -a "$((${1:-0} * 100))" -gt "$((8 * ${2:-1}))"
+ip netns exec $NS_A tc qdisc del dev va root
 
 rdma link delete la
 rdma link delete lb

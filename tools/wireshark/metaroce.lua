@@ -119,6 +119,7 @@ local f = {
 	akx_num_sr = ProtoField.uint8("metaroce.akx.num_sr", "Num SR", base.DEC),
 	akx_flags = ProtoField.uint8("metaroce.akx.flags", "ACK Flags", base.HEX),
 	akx_no_state = ProtoField.bool("metaroce.akx.flags.no_state", "NO_STATE", 8, nil, 0x80),
+	akx_reordered = ProtoField.bool("metaroce.akx.flags.reordered", "REORDERED", 8, nil, 0x40),
 	akx_reserved = ProtoField.uint16("metaroce.akx.reserved", "Reserved", base.HEX),
 	akx_sack = ProtoField.bytes("metaroce.akx.sack", "SACK Bitmap"),
 	akx_sacked = ProtoField.uint32("metaroce.akx.sacked_psn", "SACKed PSN", base.DEC),
@@ -325,6 +326,7 @@ local function dissect_akx(buf, tree, off)
 	t:add(f.akx_num_sr, buf(off + 16, 1))
 	local ft = t:add(f.akx_flags, buf(off + 17, 1))
 	ft:add(f.akx_no_state, buf(off + 17, 1))
+	ft:add(f.akx_reordered, buf(off + 17, 1))
 	t:add(f.akx_reserved, buf(off + 18, 2))
 	local st = t:add(f.akx_sack, buf(off + 20, 32))
 	for i = 0, 255 do

@@ -70,7 +70,10 @@ void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
  * Sending can feed the queue (over a veth, the peer's answers are
  * processed in the same context), so the sender yields: in process
  * context it reschedules every MROCE_TX_BUDGET packets, in softirq it
- * hands the rest to a work item.
+ * hands the rest to a work item on the same CPU.  Software netdevs (veth,
+ * loopback) queue a sent packet to the sending CPU's backlog: a work item
+ * on another CPU would overtake the packets still waiting there, and the
+ * peer would see a path reorder.
  */
 void mroce_conn_xmit(struct mroce_conn *conn)
 {
@@ -89,7 +92,9 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 				} else {
 					skb_queue_head(&conn->txq, skb);
 					clear_bit_unlock(0, &conn->tx_busy);
-					queue_work(mroce_wq, &conn->tx_work);
+					queue_work_on(smp_processor_id(),
+						      mroce_tx_wq,
+						      &conn->tx_work);
 					return;
 				}
 			}

@@ -266,10 +266,41 @@ void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,
 	mroce_rto_update(conn, path);
 }
 
-/* reo_wnd = max(srtt / 4, reo_wnd_min_us) (MRC-LOSS-003). */
+/*
+ * reo_wnd = max(srtt / 4, reo_wnd_min_us) (MRC-LOSS-003), times the
+ * path's multiplier while it reorders (MRC-LOSS-021).
+ */
 u32 mroce_reo_wnd(const struct mroce_path *path)
 {
-	return max(path->srtt_us / 4, READ_ONCE(mroce_reo_wnd_min_us));
+	return max(path->srtt_us / 4, READ_ONCE(mroce_reo_wnd_min_us)) *
+	       max_t(u32, path->reo_mult, 1);
+}
+
+/*
+ * Has path proved, within reo_persist_ms, that it reorders (MRC-LOSS-021)?
+ * Then only the reorder timer declares its losses.  Past that time the
+ * path is trusted again, with the multiplier back at 1.
+ */
+static bool mroce_path_reorders(struct mroce_path *path, ktime_t now)
+{
+	if (!path->reo_seen)
+		return false;
+	if (ktime_ms_delta(now, path->reo_seen) < READ_ONCE(mroce_reo_persist_ms))
+		return true;
+	path->reo_seen = 0;
+	path->reo_mult = 1;
+	return false;
+}
+
+/* Evidence that path reorders: a REORDERED ACK or a spurious resend. */
+static void mroce_path_saw_reorder(struct mroce_path *path, ktime_t now,
+				   bool spurious)
+{
+	if (!READ_ONCE(mroce_reo_persist_ms))
+		return;
+	if (spurious && mroce_path_reorders(path, now))
+		path->reo_mult = min_t(u8, path->reo_mult + 1, 4);
+	path->reo_seen = now ?: 1;
 }
 
 /* Is PSN psn reported received by an AKX with cumulative PSN cum? */
@@ -305,7 +336,7 @@ static s64 mroce_akx_highest(const struct mroce_path *path,
  */
 static void mroce_count_spurious(struct mroce_conn *conn,
 				 struct mroce_path *path,
-				 const struct mroce_akx *akx, u32 cum)
+				 const struct mroce_akx *akx, u32 cum, ktime_t now)
 {
 	struct mroce_inflight *f;
 	u32 i;
@@ -321,6 +352,7 @@ static void mroce_count_spurious(struct mroce_conn *conn,
 		if (!f->live && f->resent && f->psn == cum + 1 + i) {
 			f->resent = false;
 			mroce_count(conn->mdev, SPURIOUS_RETRANSMITS);
+			mroce_path_saw_reorder(path, now, true);
 		}
 	}
 }
@@ -367,7 +399,11 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	    mroce_seq_diff(path->plw, path->high_acked) > 0)
 		path->high_acked = high;
 
-	mroce_count_spurious(conn, path, akx, cum);
+	mroce_count_spurious(conn, path, akx, cum, now);
+	if (akx->ack_flags & MROCE_ACKF_REORDERED)
+		mroce_path_saw_reorder(path, now, false);
+	if (mroce_path_reorders(path, now))
+		thresh = U32_MAX;	/* timer only (MRC-LOSS-021) */
 	for (psn = path->plw; psn != path->next_psn; psn++) {
 		f = mroce_slot(path, psn);
 		if (!f->live || !mroce_akx_has(akx, cum, psn))
@@ -400,7 +436,8 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		if (probe_reply && mroce_seq_diff(path->probe_psn, psn) > 0) {
 			mroce_declare_lost(conn, path, f, q);
 			lost = true;
-		} else if (mroce_seq_diff(path->high_acked, psn) > (s32)thresh) {
+		} else if (thresh != U32_MAX &&
+			   mroce_seq_diff(path->high_acked, psn) > (s32)thresh) {
 			mroce_count(conn->mdev, FAST_RETRANSMITS);
 			mroce_declare_lost(conn, path, f, q);
 			lost = true;

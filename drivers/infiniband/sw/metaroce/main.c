@@ -11,6 +11,7 @@
 
 /* Runs QP send queues; ordered per QP because a work item never reenters. */
 struct workqueue_struct *mroce_wq;
+struct workqueue_struct *mroce_tx_wq;
 
 static struct rdma_link_ops mroce_link_ops = {
 	.type = MROCE_LINK_TYPE,
@@ -24,9 +25,15 @@ static int __init mroce_init(void)
 	mroce_wq = alloc_workqueue("metaroce", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!mroce_wq)
 		return -ENOMEM;
+	mroce_tx_wq = alloc_workqueue("metaroce_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+				      0);
+	if (!mroce_tx_wq) {
+		err = -ENOMEM;
+		goto err_wq;
+	}
 	err = mroce_net_init();
 	if (err)
-		goto err_wq;
+		goto err_tx_wq;
 	err = mroce_netdev_events_init();
 	if (err)
 		goto err_net;
@@ -41,6 +48,8 @@ err_events:
 	mroce_netdev_events_exit();
 err_net:
 	mroce_net_exit();
+err_tx_wq:
+	destroy_workqueue(mroce_tx_wq);
 err_wq:
 	destroy_workqueue(mroce_wq);
 	return err;
@@ -53,6 +62,7 @@ static void __exit mroce_exit(void)
 	mroce_remove_all();
 	mroce_netdev_events_exit();
 	mroce_net_exit();
+	destroy_workqueue(mroce_tx_wq);
 	destroy_workqueue(mroce_wq);
 	pr_info("metaroce: unloaded\n");
 }

@@ -144,6 +144,7 @@ void mroce_planes_release(struct mroce_dev *mdev);
 
 /* main.c */
 extern struct workqueue_struct *mroce_wq;
+extern struct workqueue_struct *mroce_tx_wq;
 
 /* port.c */
 int mroce_active_mtu_bytes(struct mroce_dev *mdev);

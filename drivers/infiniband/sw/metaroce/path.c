@@ -77,6 +77,8 @@ static void mroce_path_reroute(struct mroce_conn *conn,
 	path->win_sent = 0;
 	path->win_lost = 0;
 	path->loss_pct = 0;
+	path->reo_seen = 0;	/* a new route: trusted until it reorders */
+	path->reo_mult = 1;
 	path->reroutes++;
 	mroce_count(conn->mdev, PATH_REROUTES);
 	trace_mroce_path_reroute(conn, path);
@@ -136,6 +138,7 @@ int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 		path->probe_base = path->probe_id + 1;
 		path->high_acked = path->plw - 1;
 		path->rto_us = READ_ONCE(mroce_rto_initial_us);
+		path->reo_mult = 1;
 		mroce_cc_path_init(conn, path);
 		conn->paths[i] = path;
 		conn->npaths = i + 1;

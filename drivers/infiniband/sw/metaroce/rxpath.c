@@ -132,8 +132,10 @@ void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
 	}
 	if (psn != rx->high + 1)
 		rx->ack_now = true;		/* rule 2: out of order */
-	if (mroce_seq_diff(psn, rx->high) < 0)
+	if (mroce_seq_diff(psn, rx->high) < 0) {
 		mroce_count(conn->mdev, PATH_REORDER);
+		rx->reordered = true;		/* MRC-ACK-018 */
+	}
 	if (mroce_seq_diff(psn, rx->high) > 0) {
 		rx->high = psn;
 		rx->high_at = ktime_get();
@@ -163,6 +165,9 @@ static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
 	akx->ack_delay = htons(clamp_t(s64, delay, 0, 65535));
 	for_each_set_bit(i, rx->sack, MROCE_SACK_BITS)
 		akx->sack[i / 8] |= 0x80 >> (i % 8);
+	if (rx->reordered)
+		akx->ack_flags |= MROCE_ACKF_REORDERED;
+	rx->reordered = false;
 	if (rx->ce_count == rx->ce_acked)
 		return 0;
 	rx->ce_acked = rx->ce_count;

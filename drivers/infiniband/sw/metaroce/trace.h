@@ -72,7 +72,9 @@ TRACE_EVENT(mroce_ack,
 			     __field(u32, ce)
 			     __field(u32, cwnd)
 			     __field(u32, bif)
-			     __field(u32, srtt_us)),
+			     __field(u32, srtt_us)
+			     __field(u32, reo_wnd_us)
+			     __field(bool, reorders)),
 	    TP_fast_assign(__entry->cid = conn->local_cid;
 			   __entry->path = path->id;
 			   __entry->cum = cum;
@@ -80,11 +82,14 @@ TRACE_EVENT(mroce_ack,
 			   __entry->ce = ce;
 			   __entry->cwnd = path->cwnd;
 			   __entry->bif = path->bif;
-			   __entry->srtt_us = path->srtt_us;),
-	    TP_printk("cid=%u path=%u cum=%u acked=%u ce=%u cwnd=%u bif=%u srtt=%uus",
+			   __entry->srtt_us = path->srtt_us;
+			   __entry->reo_wnd_us = mroce_reo_wnd(path);
+			   __entry->reorders = !!path->reo_seen;),
+	    TP_printk("cid=%u path=%u cum=%u acked=%u ce=%u cwnd=%u bif=%u srtt=%uus reo_wnd=%uus reorders=%d",
 		      __entry->cid, __entry->path, __entry->cum,
 		      __entry->acked, __entry->ce, __entry->cwnd,
-		      __entry->bif, __entry->srtt_us));
+		      __entry->bif, __entry->srtt_us, __entry->reo_wnd_us,
+		      __entry->reorders));
 
 /* A packet was declared lost (spec 9.2); its content is resent if needed. */
 TRACE_EVENT(mroce_lost,

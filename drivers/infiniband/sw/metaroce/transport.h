@@ -37,6 +37,7 @@ struct mroce_qp;
 extern unsigned int mroce_ack_coalesce_pkts;
 extern unsigned int mroce_ack_coalesce_us;
 extern unsigned int mroce_reo_wnd_min_us;
+extern unsigned int mroce_reo_persist_ms;
 extern unsigned int mroce_pto_min_us;
 extern unsigned int mroce_rto_initial_us;
 extern unsigned int mroce_rto_min_us;
@@ -180,6 +181,8 @@ struct mroce_path {
 	/* loss detection (spec 9.2) */
 	u32 high_acked;		/* highest PSN acknowledged */
 	ktime_t reo_at;		/* reorder timer; 0: not armed */
+	ktime_t reo_seen;	/* the path last proved to reorder; 0: never */
+	u8 reo_mult;		/* reo_wnd multiplier while it reorders, 1-4 */
 	ktime_t rto_from;	/* the RTO runs from the later of send and progress */
 	ktime_t tlp_at;		/* tail loss probe sent; 0: none this period */
 	/* RTT (spec 7.4) */
@@ -237,6 +240,7 @@ struct mroce_rxpath {
 	u16 unacked;		/* NEW packets since the last ACK */
 	bool ack_now;		/* the packet in hand needs an ACK now */
 	bool last_ce;		/* the previous committed packet was CE */
+	bool reordered;		/* a NEW packet came below high since the last ACK */
 	u8 reply_plane;		/* where a coalesced ACK goes: the plane */
 	__be16 reply_sport;	/* and entropy of the latest packet */
 	DECLARE_BITMAP(sack, MROCE_SACK_BITS);	/* bit i: PSN cum + 1 + i */

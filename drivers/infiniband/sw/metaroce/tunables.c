@@ -91,6 +91,7 @@ MROCE_TUNABLE(ack_coalesce_pkts, 8, 1, 64, "New packets a receiver may leave una
 MROCE_TUNABLE(ack_coalesce_us, 10, 1, 1000, "Longest ACK delay (advertised Max ACK Delay), us");
 MROCE_TUNABLE(reorder_thresh, 1, 0, 3, "Later acknowledged packets that prove a loss");
 MROCE_TUNABLE(reo_wnd_min_us, 5, 1, 1000, "Lower bound of the reorder window, us");
+MROCE_TUNABLE(reo_persist_ms, 1000, 0, 60000, "Timer-only loss detection after reordering, ms");
 MROCE_TUNABLE(pto_min_us, 20, 5, 100000, "Lower bound of the probe timeout, us");
 MROCE_TUNABLE(rto_initial_us, 5000, 100, 1000000, "RTO before the first RTT sample, us");
 MROCE_TUNABLE(rto_min_us, 1000, 100, 1000000, "Lower bound of the RTO, us");
@@ -132,6 +133,7 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_ack_coalesce_us,
 	&mroce_tun_reorder_thresh,
 	&mroce_tun_reo_wnd_min_us,
+	&mroce_tun_reo_persist_ms,
 	&mroce_tun_pto_min_us,
 	&mroce_tun_rto_initial_us,
 	&mroce_tun_rto_min_us,

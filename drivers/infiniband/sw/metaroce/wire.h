@@ -116,6 +116,7 @@ static_assert(sizeof(struct mroce_atx) == 32);
 /* ACK extension, 52 bytes (spec 5.5.7). */
 #define MROCE_SACK_BITS		256
 #define MROCE_ACKF_NO_STATE	0x80
+#define MROCE_ACKF_REORDERED	0x40
 struct mroce_akx {
 	__be32 cum_psn;
 	__be32 ce_count;
