@@ -242,7 +242,7 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	cx->maxsh_rsvd = mroce_mtu_shift(READ_ONCE(mdev->active_mtu)) << 4;
 	cx->max_rx_paths = MROCE_MAX_RX_PATHS;
 	cx->seg_win_shift = MROCE_SEG_WIN_SHIFT;
-	cx->rx_msg_slots = htonl(MROCE_RX_MSG_SLOTS);
+	cx->rx_msg_slots = htonl(conn->rx_slots);
 	cx->max_streams = htonl(MROCE_MAX_QP);
 	cx->max_ack_delay = htons(conn->max_ack_delay);
 	memcpy(cx + 1, addrs, 16 * naddrs);
@@ -306,11 +306,13 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->peer = *peer;
 	conn->css_shift = mroce_mtu_shift(READ_ONCE(mdev->active_mtu));
 	conn->max_ack_delay = READ_ONCE(mroce_ack_coalesce_us);
+	conn->rx_slots = READ_ONCE(mroce_rx_msg_slots);
 	hrtimer_init(&conn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->timer.function = mroce_conn_timer;
 	xa_init(&conn->trackers);
 	skb_queue_head_init(&conn->txq);
 	INIT_LIST_HEAD(&conn->wait_qps);
+	INIT_LIST_HEAD(&conn->slot_waiters);
 	INIT_LIST_HEAD(&conn->retxq);
 	INIT_WORK(&conn->tx_work, mroce_conn_tx_work);
 	INIT_LIST_HEAD(&conn->streams_list);
@@ -471,6 +473,7 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 	conn->peer_max_paths = min_t(u32, max_paths, MROCE_MAX_PATHS);
 	/* Above 1000 us is out of the tunable's range: a peer's mistake. */
 	conn->peer_max_ack_delay = min_t(u16, ntohs(cx->max_ack_delay), 1000);
+	conn->peer_slots = ntohl(cx->rx_msg_slots);	/* 64.. checked */
 	conn->npeer_addrs = min_t(u8, cx->num_addrs, MROCE_MAX_PLANES);
 	memcpy(conn->peer_addrs, cx + 1, 16 * conn->npeer_addrs);
 	if (conn->npaths)

@@ -188,6 +188,7 @@ void mroce_stream_unlink(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 
+	conn->msgs_out -= mroce_msgs_out(st);
 	list_del_init(&st->wait_entry);
 	list_del_init(&st->sr_entry);
 	list_del(&st->conn_entry);

@@ -58,6 +58,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 
 	st->next_ssn = qp->attr.sq_psn;
 	st->peer_completed = qp->attr.sq_psn - 1;
+	st->started_ssn = st->peer_completed;
 	st->next_msn = 0;
 	st->send_idx = qp->sq.fetch;
 	st->send_off = 0;
@@ -71,6 +72,24 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	st->recv_msn = 0;
 	memset(st->atomic_ssn, 0, sizeof(st->atomic_ssn));
 	memset(st->atomic_orig, 0, sizeof(st->atomic_orig));
+}
+
+/*
+ * Messages of st in flight: started and not known complete (MRC-ORD-013).
+ * conn->msgs_out sums this over the connection's streams; every change of
+ * started_ssn or peer_completed goes through mroce_msgs_account().
+ */
+u32 mroce_msgs_out(const struct mroce_stream *st)
+{
+	s32 d = mroce_seq_diff(st->started_ssn, st->peer_completed);
+
+	return d > 0 ? d : 0;
+}
+
+static void mroce_msgs_account(struct mroce_conn *conn,
+			       const struct mroce_stream *st, u32 before)
+{
+	conn->msgs_out = conn->msgs_out - before + mroce_msgs_out(st);
 }
 
 static void mroce_wait(struct mroce_conn *conn, struct mroce_qp *qp)
@@ -329,11 +348,26 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 		    (mroce_wqe_consumes_recv(wqe->opcode)))
 			rec.flags |= MROCE_F_SE;
 		seg = 256U << rec.segshift;
+		/* No more messages in flight than the peer has slots. */
+		if (!st->send_off && conn->msgs_out >= conn->peer_slots) {
+			mroce_count(conn->mdev, MSG_SLOTS_WAITS);
+			if (list_empty(&st->wait_entry))
+				list_add_tail(&st->wait_entry,
+					      &conn->slot_waiters);
+			return;
+		}
 
 		do {
 			if (!mroce_path_has_room(conn)) {
 				mroce_wait(conn, qp);
 				return;
+			}
+			if (!st->send_off &&
+			    mroce_seq_diff(wqe->ssn, st->started_ssn) > 0) {
+				u32 before = mroce_msgs_out(st);
+
+				st->started_ssn = wqe->ssn;
+				mroce_msgs_account(conn, st, before);
 			}
 			rec.offset = st->send_off;
 			rec.flags &= ~MROCE_F_LAST;
@@ -365,9 +399,15 @@ void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 {
 	struct mroce_stream *st, *tmp;
 	struct mroce_qp *qp;
+	u32 free_slots;
 	LIST_HEAD(run);
 
 	list_splice_init(&conn->wait_qps, &run);
+	/* As many slot waiters as there are free slots, oldest first. */
+	free_slots = conn->msgs_out < conn->peer_slots ?
+		     conn->peer_slots - conn->msgs_out : 0;
+	while (free_slots-- && !list_empty(&conn->slot_waiters))
+		list_move_tail(conn->slot_waiters.next, &run);
 	list_for_each_entry_safe(st, tmp, &run, wait_entry) {
 		list_del_init(&st->wait_entry);
 		qp = container_of(st, struct mroce_qp, stream);
@@ -441,9 +481,12 @@ void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
 {
 	struct mroce_stream *st = &qp->stream;
 
+	u32 before = mroce_msgs_out(st);
+
 	if (mroce_seq_diff(completed, st->peer_completed) > 0 &&
 	    mroce_seq_diff(completed, st->next_ssn - 1) <= 0) {
 		st->peer_completed = completed;
+		mroce_msgs_account(conn, st, before);
 		st->rnr_left = qp->attr.rnr_retry;
 		mroce_rc_complete_ready(conn, qp);
 		mroce_sync_arm(conn, qp, true);

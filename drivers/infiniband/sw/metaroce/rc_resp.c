@@ -40,7 +40,7 @@ void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr)
 	sr->completed_ssn = htonl(st->completed_ssn);
 	/* With an SRQ (MRC-ACK-013) the limit is the message slots'. */
 	sr->msn_limit = htonl(st->recv_msn - 1 + (qp->ibqp.srq ?
-						  MROCE_RX_MSG_SLOTS :
+						  st->conn->rx_slots :
 						  mroce_rq_posted(qp)));
 	if (!qp->ibqp.srq && !mroce_rq_posted(qp) && !st->credit_blocked) {
 		/* The requester is blocked: hear of the next receive. */
@@ -413,7 +413,7 @@ static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
 	t = xa_load(&conn->trackers, mroce_tkey(qpn, ssn));
 	if (t)
 		return t;
-	if (conn->ntrackers >= MROCE_RX_MSG_SLOTS)
+	if (conn->ntrackers >= conn->rx_slots)
 		return ERR_PTR(-ENOBUFS);
 	/* With an SRQ, the receive WQE it takes lives with the tracker. */
 	if (qp->ibqp.srq && mroce_is_recv_type(bth->type))
@@ -721,7 +721,7 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 		}
 		return true;
 	}
-	if (d > MROCE_RX_MSG_SLOTS) {
+	if (d > conn->rx_slots) {
 		mroce_send_nak(conn, skb, MROCE_NAK_SEQUENCE, 0, 0, q);
 		return true;
 	}
@@ -740,7 +740,7 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 		return true;
 	/* The MSN must be within the message slots (MRC-PLC-013). */
 	if (first && mroce_is_recv_type(t->type) &&
-	    (u32)(t->msn - st->recv_msn) >= MROCE_RX_MSG_SLOTS) {
+	    (u32)(t->msn - st->recv_msn) >= conn->rx_slots) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
 		return true;
 	}

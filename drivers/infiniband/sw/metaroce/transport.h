@@ -26,7 +26,6 @@ struct mroce_qp;
 #define MROCE_TX_WINDOW		256	/* PSNs in flight on a path: the SACK span */
 #define MROCE_SEG_WIN_SHIFT	11
 #define MROCE_SEG_WIN		BIT(MROCE_SEG_WIN_SHIFT)
-#define MROCE_RX_MSG_SLOTS	1024
 #define MROCE_CONNECT_RETRIES	6
 #define MROCE_MAX_PATHS		64	/* sender paths of a connection */
 #define MROCE_MAX_RX_PATHS	64	/* our Max Rx Paths (spec 5.5.12) */
@@ -66,6 +65,7 @@ extern unsigned int mroce_hint_ttl_ms;
 extern unsigned int mroce_sport_min;
 extern unsigned int mroce_sport_max;
 extern unsigned int mroce_conn_idle_timeout_s;
+extern unsigned int mroce_rx_msg_slots;
 extern unsigned int mroce_conn_dead_timeout_s;
 extern unsigned int mroce_tombstone_ms;
 extern unsigned int mroce_reset_rate_limit;
@@ -317,6 +317,9 @@ struct mroce_conn {
 	u8 peer_max_paths;		/* the peer's Max Rx Paths */
 	u16 peer_max_ack_delay;		/* us, from the peer's CX (6.3.7) */
 	u16 max_ack_delay;		/* us, ours: ack_coalesce_us at creation */
+	u32 rx_slots;			/* our Rx Message Slots (CX), fixed */
+	u32 peer_slots;			/* the peer's: our messages in flight ... */
+	u32 msgs_out;			/* ... at most (MRC-ORD-013) */
 	bool ack_now;			/* the packet in hand needs an ACK (8.2) */
 	ktime_t ack_due;		/* earliest coalesced ACK due; 0: none */
 	u8 npeer_addrs;			/* the peer's plane addresses (CX) */
@@ -349,6 +352,7 @@ struct mroce_conn {
 	struct xarray trackers;		/* (qpn << 32 | ssn) index: see conn.c */
 	u32 ntrackers;
 	struct list_head wait_qps;	/* streams waiting for window room */
+	struct list_head slot_waiters;	/* ... for a message slot (ORD-013) */
 	struct list_head streams_list;	/* every attached stream */
 	struct list_head sr_pending;	/* streams with a record to report */
 	struct sk_buff_head txq;	/* built, in PSN order, to send */
@@ -359,7 +363,7 @@ struct mroce_conn {
 /* Per-RC-QP transport state (a stream), under conn->lock. */
 struct mroce_stream {
 	struct mroce_conn *conn;
-	struct list_head wait_entry;	/* on conn->wait_qps */
+	struct list_head wait_entry;	/* on wait_qps or slot_waiters */
 	struct list_head conn_entry;	/* on conn->streams_list */
 	struct list_head sr_entry;	/* on conn->sr_pending */
 	u8 sr_left;			/* ACKs still to carry the record */
@@ -376,6 +380,7 @@ struct mroce_stream {
 	u32 send_idx;			/* next SQ shadow index to segment */
 	u32 send_off;			/* its bytes already sent */
 	u32 peer_completed;		/* peer's Completed SSN for us */
+	u32 started_ssn;		/* newest message whose first packet left */
 	unsigned long rnr_until;	/* jiffies: paused by an RNR NAK */
 	u32 rnr_ssn;			/* the message that NAK was for */
 	u8 rnr_left;
@@ -537,6 +542,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp);
 bool mroce_rc_still_needed(struct mroce_conn *conn,
 			   const struct mroce_txrec *rec);
 void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr);
+u32 mroce_msgs_out(const struct mroce_stream *st);
 void mroce_rc_fail_all(struct mroce_conn *conn, struct mroce_qp *qp);
 void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff_head *q);

@@ -114,6 +114,7 @@ MROCE_TUNABLE(hint_ttl_ms, 10, 1, 10000, "Age after which a rate hint is ignored
 
 /* Connections (spec 6) */
 MROCE_TUNABLE(conn_idle_timeout_s, 60, 1, 86400, "Close a connection idle this long, s");
+MROCE_TUNABLE(rx_msg_slots, 4096, 64, 1048576, "Message trackers offered to a peer (new conns)");
 MROCE_TUNABLE(conn_dead_timeout_s, 30, 0, 3600, "Fail a connection without active path, s");
 MROCE_TUNABLE(tombstone_ms, 2000, 100, 60000, "A closed connection's CID stays reserved, ms");
 MROCE_TUNABLE(reset_rate_limit, 100, 1, 100000, "RESETs sent per second per device");
@@ -152,6 +153,7 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_hint_interval_us,
 	&mroce_tun_hint_ttl_ms,
 	&mroce_tun_conn_idle_timeout_s,
+	&mroce_tun_rx_msg_slots,
 	&mroce_tun_conn_dead_timeout_s,
 	&mroce_tun_tombstone_ms,
 	&mroce_tun_reset_rate_limit,

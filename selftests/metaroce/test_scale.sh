@@ -1,0 +1,47 @@
+#!/bin/bash
+# vm: -t 900
+# Many QPs between two hosts (tools/bench/qpscale.c: one process, N RC QP
+# pairs between ra and rb, one RDMA WRITE each, checked byte by byte):
+# they share one connection (design point 6), and a responder that offers
+# few message slots holds its requester back (spec 11.5.1, MRC-ORD-013)
+# instead of refusing packets until the QPs time out.
+. "$(dirname "$0")/lib.sh"
+
+tap_plan 6
+PROG=/tmp/qpscale
+ok_if "build qpscale" gcc -O2 -Wall -Wextra -o $PROG tools/bench/qpscale.c -libverbs
+setup_two_hosts
+cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+devices() {
+	ip netns exec $NS_A rdma link add ra type metaroce netdev va &&
+		ip netns exec $NS_B rdma link add rb type metaroce netdev vb &&
+		wait_for 10 gid_index ra && wait_for 10 gid_index rb
+}
+# pairs N: N QP pairs carry a verified WRITE; the tool's report on failure.
+pairs() {
+	local rc
+	timeout -k 5 600 $PROG -a ra -b rb -n "$1" -x "$(gid_index ra)" \
+		-X "$(gid_index rb)" > /tmp/qpscale.log 2>&1
+	rc=$?
+	((rc == 0)) || diag "$(grep -v '^mem_' /tmp/qpscale.log | tr '\n' ' ')"
+	return $rc
+}
+
+# Each side offers 64 message slots (read when a connection opens).
+modprobe metaroce
+echo 64 > /sys/module/metaroce/parameters/rx_msg_slots
+devices
+ok_if "64 message slots: 1024 QP pairs each move a verified WRITE" pairs 1024
+diag "$(grep -E '^(setup_s|traffic_s|completed|wc_errors)=' /tmp/qpscale.log | tr '\n' ' ')"
+waits=$(cnt ra msg_slots_waits) refused=$(cnt rb drop_no_resource)
+diag "requester waits for a slot: $waits; responder refusals: $refused"
+ok_if "the requester held messages back for slots (msg_slots_waits $waits)" \
+	test "$waits" -gt 0
+ok_if "the responder refused no packet for want of a tracker" \
+	test "$refused" -eq 0
+ok_if "one connection carries them all (conn_established 1 on each side)" \
+	test "$(cnt ra conn_established)" -eq 1 -a "$(cnt rb conn_established)" -eq 1
+rdma link delete ra
+rdma link delete rb
+ok_if "module unloads" modprobe -r metaroce
+tap_done
