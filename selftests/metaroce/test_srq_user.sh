@@ -10,12 +10,13 @@
 # a full ring, and oversized or refused requests); then UD QPs on an SRQ
 # between the two namespaces (pyverbs/ud_srq.py): the limit event, an
 # empty SRQ dropping and counting, the verbs of such a QP (test_ud_user
-# runs its data test).
+# runs its data test), and (progs/ud_srq_busy.c) ibv_destroy_srq of an
+# SRQ that a UD QP uses.
 . "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 UD_TESTS=(limit empty verbs)
-tap_plan $((5 + ${#UD_TESTS[@]}))
+tap_plan $((6 + ${#UD_TESTS[@]}))
 setup_two_hosts
 ip netns exec $NS_A rdma link add sa type metaroce netdev va
 ip netns exec $NS_B rdma link add sb type metaroce netdev vb
@@ -37,6 +38,9 @@ for t in "${UD_TESTS[@]}"; do
 	ok_if "pyverbs: UD QPs on an SRQ: $t" timeout 240 /usr/bin/python3 \
 		"$here/pyverbs/ud_srq.py" "$t" sa sb
 done
+ok_if "ibv_destroy_srq of an SRQ a UD QP uses: EBUSY, the SRQ still works" \
+	bash -c "gcc -O2 -Wall -Wextra -o /tmp/ud_srq_busy \
+		'$here/progs/ud_srq_busy.c' -libverbs && /tmp/ud_srq_busy sa sb"
 
 rdma link delete sa
 rdma link delete sb
