@@ -115,12 +115,6 @@ struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	/* On an SRQ: RC only (the kernel checks too). */
-	if (attr->srq && attr->qp_type != IBV_QPT_RC) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;

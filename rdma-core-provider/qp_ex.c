@@ -381,7 +381,7 @@ static void metaroce_set_qp_ex_ops(struct metaroce_qp *qp, uint64_t ops)
 
 /*
  * ibv_create_qp_ex(): comp_mask PD (required) and SEND_OPS_FLAGS; RC and
- * UD.  libibverbs sends a plain ibv_create_qp() here only when comp_mask
+ * UD, with an SRQ or not (the kernel decides).  libibverbs sends a plain ibv_create_qp() here only when comp_mask
  * is exactly PD.
  */
 struct ibv_qp *metaroce_create_qp_ex(struct ibv_context *context,
@@ -403,7 +403,7 @@ struct ibv_qp *metaroce_create_qp_ex(struct ibv_context *context,
 	}
 	if (attr->comp_mask & ~known ||
 	    (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
-	     attr->create_flags) || attr->srq) {
+	     attr->create_flags)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -19,7 +19,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 KO=$here/kverbs/mroce_kverbs.ko
 SCAN=$here/../../tools/vm/scan-dmesg.sh
-ALL="objects flush ud_send rc_send rc_write rc_read rc_atomic rc_bad_rkey rc_rnr rc_many frmr frmr_inv frmr_err srq srq_err limits"
+ALL="objects flush ud_send rc_send rc_write rc_read rc_atomic rc_bad_rkey rc_rnr rc_many frmr frmr_inv frmr_err srq srq_err ud_srq limits"
 DEV_A=kva
 DEV_B=kvb
 

@@ -4,12 +4,13 @@
 # two namespaces, sizes up to the active MTU, with and without completion
 # events; then pyverbs checks every byte and work completion field, CQ
 # overflow, completion events (armed through the ring and by command),
-# posting errors, CQ resize, flushes.
+# posting errors, CQ resize, flushes; and two UD QPs on one SRQ receiving
+# from two senders (pyverbs/ud_srq.py two; test_srq_user runs the rest).
 . "$(dirname "$0")/lib.sh"
 
 PP_TESTS=7
 PY_TESTS=(data mix overflow events errors ah_from_wc resize flush)
-tap_plan $((PP_TESTS + ${#PY_TESTS[@]} + 2))
+tap_plan $((PP_TESTS + ${#PY_TESTS[@]} + 3))
 setup_two_hosts
 ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
 ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
@@ -34,6 +35,10 @@ for t in "${PY_TESTS[@]}"; do
 	ok_if "pyverbs: $t" timeout 240 /usr/bin/python3 \
 		selftests/metaroce/pyverbs/ud_user.py "$t" mra0 mrb0
 done
+
+ok_if "pyverbs: two UD QPs on one SRQ, two senders, every byte" \
+	timeout 240 /usr/bin/python3 selftests/metaroce/pyverbs/ud_srq.py \
+	two mra0 mrb0
 
 ok_if "completion events: CQ armed by the REQ_NOTIFY_CQ command and by the ring" \
 	bash -c 'gcc -O2 -o /tmp/ud_stream selftests/metaroce/progs/ud_stream.c \

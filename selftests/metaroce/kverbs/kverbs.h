@@ -233,6 +233,13 @@ int kv_expect_none(struct kv_test *t, struct ib_cq *cq, unsigned int ms,
 		   const char *what);
 int kv_send_wait(struct kv_test *t, struct kv_ep *ep, struct ib_send_wr *wr,
 		 int opcode, const char *what);
+
+/* t_ud_send.c: checks of a received datagram */
+int kv_ud_check_wc(struct kv_test *t, const struct ib_wc *wc,
+		   const struct kv_ep *a, const struct kv_ep *b,
+		   u32 len, bool imm, u32 immv);
+int kv_ud_check_grh(struct kv_test *t, const u8 *p,
+		    const struct kv_dev *src, const struct kv_dev *dst);
 const char *kv_state_name(enum ib_qp_state state);
 
 /* The tests: 0 on success, else a negative errno after kv_fail(). */
@@ -251,6 +258,7 @@ int kv_test_frmr_inv(struct kv_test *t);
 int kv_test_frmr_err(struct kv_test *t);
 int kv_test_srq(struct kv_test *t);
 int kv_test_srq_err(struct kv_test *t);
+int kv_test_ud_srq(struct kv_test *t);
 int kv_test_limits(struct kv_test *t);
 
 #endif /* MROCE_KVERBS_H */

@@ -57,6 +57,7 @@ static const struct kv_case kv_cases[] = {
 	{ "frmr_err", kv_test_frmr_err },
 	{ "srq", kv_test_srq },
 	{ "srq_err", kv_test_srq_err },
+	{ "ud_srq", kv_test_ud_srq },
 	{ "limits", kv_test_limits },
 };
 

@@ -4,7 +4,8 @@
  *  - ib_create_srq with 0 WRs, or more WRs or SGEs than the device has:
  *    -EINVAL.  ib_modify_srq: a limit above max_wr, or a resize: -EINVAL.
  *    Posting to a full SRQ: -ENOMEM at the first WR that does not fit;
- *    more SGEs than max_sge: -EINVAL.  A UD QP on an SRQ: refused.
+ *    more SGEs than max_sge: -EINVAL.  The GSI QP on an SRQ: -EOPNOTSUPP
+ *    (UD QPs may use one: ud_srq).
  *    ib_post_recv on a QP of an SRQ: -EINVAL.  Destroying an SRQ that a
  *    QP uses: -EBUSY.
  *  - A SEND longer than the WQE it takes: that WQE completes with
@@ -115,7 +116,7 @@ static int kv_se_refused(struct kv_se *s)
 		.send_cq = s->b[0].scq,
 		.recv_cq = s->b[0].rcq,
 		.srq = s->srq,
-		.qp_type = IB_QPT_UD,
+		.qp_type = IB_QPT_GSI,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
 	};
@@ -126,9 +127,11 @@ static int kv_se_refused(struct kv_se *s)
 	int err;
 
 	qp = ib_create_qp(s->pd, &init);
-	if (!IS_ERR(qp)) {
-		ib_destroy_qp(qp);
-		return kv_fail(t, "a UD QP on an SRQ was created");
+	if (PTR_ERR_OR_ZERO(qp) != -EOPNOTSUPP) {
+		if (!IS_ERR(qp))
+			ib_destroy_qp(qp);
+		return kv_fail(t, "the GSI QP on an SRQ: %pe, expected -EOPNOTSUPP",
+			       qp);
 	}
 	err = ib_post_recv(s->b[0].qp, &wr, &bad);
 	if (err != -EINVAL)

@@ -12,9 +12,10 @@
 #define KV_UD_TAIL		64	/* canary bytes after the receive SGE */
 #define KV_UD_IMM		0x600d0000
 
-static int kv_ud_check_wc(struct kv_test *t, const struct ib_wc *wc,
-			  const struct kv_ep *a, const struct kv_ep *b,
-			  u32 len, bool imm, u32 immv)
+/* The UD fields of a receive completion on b of a datagram from a. */
+int kv_ud_check_wc(struct kv_test *t, const struct ib_wc *wc,
+		   const struct kv_ep *a, const struct kv_ep *b,
+		   u32 len, bool imm, u32 immv)
 {
 	if (wc->byte_len != len + KV_GRH_LEN)
 		return kv_fail(t, "UD receive: byte_len %u, expected %u + %d",
@@ -43,8 +44,9 @@ static int kv_ud_check_wc(struct kv_test *t, const struct ib_wc *wc,
 	return 0;
 }
 
-static int kv_ud_check_grh(struct kv_test *t, const u8 *p,
-			   const struct kv_dev *src, const struct kv_dev *dst)
+/* The 40-byte GRH area in front of a UD payload received over IPv4. */
+int kv_ud_check_grh(struct kv_test *t, const u8 *p,
+		    const struct kv_dev *src, const struct kv_dev *dst)
 {
 	const struct iphdr *iph = (const struct iphdr *)(p + 20);
 	int i;

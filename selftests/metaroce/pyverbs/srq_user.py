@@ -3,8 +3,8 @@
 in test_srq_user.sh moves the data): ibv_create_srq and ibv_create_srq_ex,
 the granted sizes, arming and querying the limit, posting until the ring is
 full, and the requests the kernel must refuse with EINVAL (oversized SRQs,
-QPs and CQs, as UCX and libfabric probe) or EOPNOTSUPP (a UD QP on an
-SRQ), and ibv_post_recv on a QP of an SRQ (EINVAL).
+QPs and CQs, as UCX and libfabric probe), and ibv_post_recv on a QP of
+an SRQ, RC or UD (EINVAL).  ud_srq.py moves data through UD QPs on an SRQ.
 
 Usage: /usr/bin/python3 srq_user.py DEV
 """
@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pyverbs.enums as e  # noqa: E402
 from pyverbs.cq import CQ  # noqa: E402
 from pyverbs.pyverbs_error import PyverbsRDMAError  # noqa: E402
-from pyverbs.qp import QP, QPCap, QPInitAttr  # noqa: E402
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr, SrqInitAttrEx  # noqa: E402
 from pyverbs.wr import RecvWR, SGE  # noqa: E402
 
@@ -94,16 +94,19 @@ def posting(h, srq):
 
 
 def refused_uses(h, srq):
-    fails_with(errno.EOPNOTSUPP, 'UD QP on an SRQ', lambda: QP(
-        h.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=h.scq, rcq=h.rcq,
-                         srq=srq, cap=QPCap(max_send_wr=4))))
-    qp = QP(h.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=h.scq, rcq=h.rcq,
-                             srq=srq, cap=QPCap(max_send_wr=4)))
-    fails_with(errno.EINVAL, 'post_recv on a QP of an SRQ',
-               lambda: qp.post_recv(recv_wr(h, 1)) or qp)
+    for qpt in (e.IBV_QPT_RC, e.IBV_QPT_UD):
+        qp = QP(h.pd, QPInitAttr(qp_type=qpt, scq=h.scq, rcq=h.rcq,
+                                 srq=srq, cap=QPCap(max_send_wr=4)))
+        # In INIT, where a QP's own RQ would take receives.
+        attr = QPAttr(port_num=1)
+        attr.qkey = 0x11111111
+        qp.to_init(attr)
+        check(qp.qp_state == e.IBV_QPS_INIT, 'QP not in INIT')
+        fails_with(errno.EINVAL, 'post_recv on a QP (type %d) of an SRQ' %
+                   qpt, lambda: qp.post_recv(recv_wr(h, 1)) or qp)
+        qp.close()
     # (Destroying an SRQ in use is EBUSY: pyverbs closes the QPs first, so
-    # test_kverbs srq_err checks that one.)
-    qp.close()
+    # test_kverbs srq_err and ud_srq check that one.)
 
 
 def run(dev_name):

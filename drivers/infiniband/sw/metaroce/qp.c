@@ -28,8 +28,8 @@ static int mroce_check_qp_init(struct mroce_dev *mdev,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	/* Receives from an SRQ: RC only. */
-	if (init->srq && init->qp_type != IB_QPT_RC)
+	/* Receives from an SRQ: RC and UD, not the GSI QP. */
+	if (init->srq && init->qp_type == IB_QPT_GSI)
 		return -EOPNOTSUPP;
 	if (udata && init->qp_type == IB_QPT_GSI)
 		return -EINVAL;

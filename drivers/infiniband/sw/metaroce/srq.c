@@ -3,8 +3,9 @@
  * Shared receive queues.  An SRQ is a receive ring in the RQ's format
  * (metaroce-abi.h); a user SRQ's ring is mapped into the process, which
  * posts without system calls.  RC QPs attached to it take a receive WQE
- * when a message that needs one first arrives (spec 10.3.1); a WQE taken
- * from the ring is copied out, so its slot is free at once.
+ * when a message that needs one first arrives (spec 10.3.1), UD QPs when a
+ * datagram arrives (ud.c); a WQE taken from the ring is copied out, so its
+ * slot is free at once.
  *
  * The limit: modify_srq(IB_SRQ_LIMIT) arms it; when a WQE is taken and
  * fewer than limit WQEs are left, the SRQ disarms and raises

@@ -2,7 +2,7 @@
 /*
  * The datagram service (spec 14): UD and GSI (QP1) messages, one DATAGRAM
  * packet each, best effort, with a synthesized GRH in front of the payload
- * at the receiver.
+ * at the receiver.  A UD QP on an SRQ takes its receive WQE from the SRQ.
  */
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
@@ -102,6 +102,14 @@ static int mroce_build_grh(struct sk_buff *skb, u8 *grh,
 	return 0;
 }
 
+/* Does the QP's state let it receive (RTR, RTS or SQE)? */
+static bool mroce_ud_can_recv(struct mroce_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	return state >= IB_QPS_RTR && state <= IB_QPS_SQE;
+}
+
 static bool mroce_ud_qkey_ok(struct mroce_qp *qp, u32 qkey)
 {
 	if (qp->ibqp.qp_type == IB_QPT_GSI)
@@ -140,9 +148,7 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 
 	qp = mroce_qp_get(mdev, dqpn);
 	if (!qp || (qp->ibqp.qp_type != IB_QPT_UD &&
-		    qp->ibqp.qp_type != IB_QPT_GSI) ||
-	    READ_ONCE(qp->state) < IB_QPS_RTR ||
-	    READ_ONCE(qp->state) > IB_QPS_SQE) {
+		    qp->ibqp.qp_type != IB_QPT_GSI) || !mroce_ud_can_recv(qp)) {
 		mroce_count(mdev, UD_DROP_NO_QP);
 		goto out;
 	}
@@ -170,10 +176,20 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		wc.wc_flags |= IB_WC_WITH_SMAC;
 	}
 
-	/* Take, fill and complete under the RQ lock: completions stay in order. */
+	/*
+	 * Take (from the RQ or the SRQ), fill and complete under the RQ lock:
+	 * completions stay in order.  The state is checked again under it:
+	 * once the error state's flush has held the lock, no WQE is taken,
+	 * which IB_EVENT_QP_LAST_WQE_REACHED promises an SRQ's consumer.
+	 */
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (!mroce_ud_can_recv(qp)) {
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		mroce_count(mdev, UD_DROP_NO_QP);
+		goto out;
+	}
 	wqe = &qp->rq_scratch;
-	if (!mroce_rq_peek(qp, wqe)) {
+	if (!mroce_recv_take(qp, wqe)) {
 		spin_unlock_irqrestore(&qp->rq.lock, flags);
 		mroce_count(mdev, UD_DROP_NO_RECV);
 		goto out;
@@ -187,7 +203,7 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 				  (void *)(dx + 1), len, true)) {
 		wc.status = IB_WC_LOC_PROT_ERR;
 	}
-	mroce_rq_complete(qp, &wc, ntohs(bth->flags) & MROCE_F_SE);
+	mroce_recv_complete(qp, &wc, ntohs(bth->flags) & MROCE_F_SE);
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	if (wc.status == IB_WC_SUCCESS)
 		mroce_count(mdev, UD_RX_PACKETS);

@@ -368,6 +368,8 @@ void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
 bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe);
 bool mroce_wq_peek_recv(struct mroce_wq *rq, struct mroce_recv_wqe *wqe);
 void mroce_rq_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited);
+bool mroce_recv_take(struct mroce_qp *qp, struct mroce_recv_wqe *wqe);
+void mroce_recv_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited);
 void mroce_qp_flush_rq(struct mroce_qp *qp);
 void mroce_send_worker(struct work_struct *work);
 void mroce_qp_kick(struct mroce_qp *qp);

@@ -392,6 +392,8 @@ void mroce_send_worker(struct work_struct *work)
 		if (state == IB_QPS_ERR) {
 			/* What a user posts in the error state is flushed too. */
 			mroce_qp_flush_sq(qp);
+			/* The receive path takes no WQE any more (ud.c). */
+			mroce_qp_last_wqe(qp);
 			if (mroce_sq_idle(qp))
 				return;
 			cond_resched();
@@ -444,6 +446,27 @@ void mroce_rq_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited)
 	/* Slot first, as for the SQ: the WQE was copied out by the peek. */
 	mroce_ring_consume(&qp->rq.ring);
 	mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), wc, solicited);
+}
+
+/*
+ * Take the receive WQE for a message that completes at once (UD): the
+ * oldest of the QP's RQ, or one from its SRQ, whose slot is free at once.
+ * Caller holds qp->rq.lock, which keeps the QP's completions in order, and
+ * completes it with mroce_recv_complete() before dropping the lock.
+ */
+bool mroce_recv_take(struct mroce_qp *qp, struct mroce_recv_wqe *wqe)
+{
+	if (qp->ibqp.srq)
+		return mroce_srq_take(to_msrq(qp->ibqp.srq), wqe);
+	return mroce_rq_peek(qp, wqe);
+}
+
+void mroce_recv_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited)
+{
+	if (qp->ibqp.srq)
+		mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), wc, solicited);
+	else
+		mroce_rq_complete(qp, wc, solicited);
 }
 
 /* Complete every posted receive WQE with IB_WC_WR_FLUSH_ERR, in order. */
