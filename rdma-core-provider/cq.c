@@ -13,22 +13,37 @@
 
 #include "metaroce.h"
 
-/* Map a new CQ's ring (the CREATE_CQ response) and set up its lock. */
-int metaroce_cq_map(struct ibv_context *context, struct metaroce_cq *cq,
-		    const struct metaroce_create_cq_resp *resp)
+/*
+ * The end of creating a CQ, once the CREATE_CQ command returned ret: map
+ * the ring the response describes and set up the lock.  On a failure, the
+ * command's too, undo what was done, free cq and set errno.  Returns 0 or
+ * that errno value.
+ */
+int metaroce_cq_finish_create(struct ibv_context *context,
+			      struct metaroce_cq *cq, int ret,
+			      const struct metaroce_create_cq_resp *resp)
 {
-	int ret;
-
+	if (ret)
+		goto err_free;
 	ret = metaroce_uring_map(context, &cq->ring, &resp->ring,
 				 sizeof(struct metaroce_cqe));
 	if (ret)
-		return ret;
+		goto err_destroy;
 	/* Resumes where the kernel's view of our index is (0 when new). */
 	cq->ring.idx = __atomic_load_n(&cq->ring.hdr->consumer,
 				       __ATOMIC_RELAXED);
 	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
-		metaroce_uring_unmap(&cq->ring);
+		goto err_unmap;
+	return 0;
+
+err_unmap:
+	metaroce_uring_unmap(&cq->ring);
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
 	return ret;
 }
 
@@ -50,20 +65,9 @@ struct ibv_cq *metaroce_create_cq(struct ibv_context *context, int cqe,
 	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector,
 				&cq->vcq.cq, &cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = metaroce_cq_map(context, cq, &resp.drv_payload);
-	if (ret)
-		goto err_destroy;
+	if (metaroce_cq_finish_create(context, cq, ret, &resp.drv_payload))
+		return NULL;
 	return &cq->vcq.cq;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
 }
 
 int metaroce_destroy_cq(struct ibv_cq *ibcq)

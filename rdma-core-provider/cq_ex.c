@@ -221,21 +221,10 @@ struct ibv_cq_ex *metaroce_create_cq_ex(struct ibv_context *context,
 	/* The timestamp wc_flags ask the kernel to stamp every CQE. */
 	ret = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, &cmd, sizeof(cmd),
 				   &resp.ibv_resp, sizeof(resp), 0);
-	if (ret)
-		goto err_free;
-
-	ret = metaroce_cq_map(context, cq, &resp.drv_payload);
-	if (ret)
-		goto err_destroy;
+	if (metaroce_cq_finish_create(context, cq, ret, &resp.drv_payload))
+		return NULL;
 	metaroce_set_cq_ex_ops(&cq->vcq.cq_ex, attr->wc_flags);
 	return &cq->vcq.cq_ex;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
 }
 
 /* The device clock now, in the units of read_completion_ts (ns). */

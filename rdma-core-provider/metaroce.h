@@ -13,7 +13,9 @@
  *   cq.c         completion queues: mapped rings, polled without syscalls
  *   cq_ex.c      extended CQs: ibv_create_cq_ex, start/next/end_poll,
  *                read_*, completion timestamps, ibv_query_rt_values_ex
- *   qp.c         queue pairs: mapped SQ/RQ rings, posting and doorbells
+ *   wq.c         producing into SQ/RQ/SRQ rings: receive WQEs, publishing
+ *                the producer index, doorbells
+ *   qp.c         queue pairs: mapped SQ/RQ rings, posting
  *   qp_ex.c      extended QPs: ibv_create_qp_ex and the ibv_wr_* builders
  *   srq.c        shared receive queues: a mapped ring, posted without syscalls
  *   mw.c         memory windows: alloc/dealloc, ibv_bind_mw (type 1), the
@@ -333,14 +335,28 @@ int metaroce_destroy_cq(struct ibv_cq *cq);
 int metaroce_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int metaroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int metaroce_resize_cq(struct ibv_cq *cq, int cqe);
-int metaroce_cq_map(struct ibv_context *context, struct metaroce_cq *cq,
-		    const struct metaroce_create_cq_resp *resp);
+int metaroce_cq_finish_create(struct ibv_context *context,
+			      struct metaroce_cq *cq, int ret,
+			      const struct metaroce_create_cq_resp *resp);
 
 /* cq_ex.c */
 struct ibv_cq_ex *metaroce_create_cq_ex(struct ibv_context *context,
 					struct ibv_cq_init_attr_ex *attr);
 int metaroce_query_rt_values(struct ibv_context *context,
 			     struct ibv_values_ex *values);
+
+/* wq.c */
+uint32_t metaroce_wq_max_sge(const struct metaroce_uring *r, size_t hdr,
+			     uint32_t granted);
+bool metaroce_ring_full(const struct metaroce_uring *r);
+void metaroce_copy_sges(struct metaroce_sge *dst, const struct ibv_sge *src,
+			size_t n);
+int metaroce_wq_recv(struct metaroce_wq *wq, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr);
+/* Publish the producer index; ring the doorbell if the kernel asks. */
+int metaroce_sq_publish(struct metaroce_qp *qp);
+int metaroce_rq_publish(struct metaroce_qp *qp);
+void metaroce_srq_publish(struct metaroce_srq *srq);
 
 /* qp.c */
 struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
@@ -368,14 +384,12 @@ void metaroce_bind_wqe(struct metaroce_send_wqe *wqe, const struct ibv_mw *mw,
 /* Shared with qp_ex.c. */
 #define METAROCE_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
 			     IBV_SEND_SOLICITED | IBV_SEND_INLINE)
-int metaroce_qp_setup(struct ibv_context *context, struct metaroce_qp *qp,
-		      struct ibv_qp_cap *cap,
-		      const struct metaroce_create_qp_resp *resp);
+int metaroce_qp_finish_create(struct ibv_context *context,
+			      struct metaroce_qp *qp, int ret,
+			      struct ibv_qp_cap *cap,
+			      const struct metaroce_create_qp_resp *resp);
 bool metaroce_can_send(const struct ibv_qp *ibqp);
 bool metaroce_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op);
-bool metaroce_ring_full(const struct metaroce_uring *r);
-/* Publish the SQ's producer index; ring the doorbell if asked. */
-int metaroce_sq_publish(struct metaroce_qp *qp);
 
 /* qp_ex.c */
 struct ibv_qp *metaroce_create_qp_ex(struct ibv_context *context,

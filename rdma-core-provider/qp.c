@@ -4,7 +4,8 @@
  *
  * The kernel maps a QP's send and receive rings into the process
  * (<rdma/metaroce-abi.h>).  Posting writes WQEs into them and publishes the
- * producer index; a system call happens only when the kernel asked for one:
+ * producer index (wq.c); a system call happens only when the kernel asked
+ * for one:
  *   - SQ: its send worker went idle and set NEED_WAKEUP, so we ring the
  *     doorbell, a POST_SEND command carrying no work requests;
  *   - RQ: the QP is in the error state, so we ring a POST_RECV doorbell
@@ -14,16 +15,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "metaroce.h"
-
-/* Most SGEs / inline bytes a slot of the given size holds. */
-static uint32_t slot_sges(uint32_t slot_size, size_t hdr)
-{
-	return slot_size > hdr ?
-	       (uint32_t)((slot_size - hdr) / sizeof(struct metaroce_sge)) : 0;
-}
 
 static void metaroce_unmap_qp(struct metaroce_qp *qp)
 {
@@ -54,33 +47,34 @@ static int metaroce_map_qp(struct ibv_context *context,
 	 * The limits are what the kernel granted (in attr->cap since the
 	 * command), capped by what a slot can hold: we never write past one.
 	 */
-	qp->sq.max_sge = cap->max_send_sge;
-	if (qp->sq.max_sge > slot_sges(resp->sq.slot_size, shdr))
-		qp->sq.max_sge = slot_sges(resp->sq.slot_size, shdr);
+	qp->sq.max_sge = metaroce_wq_max_sge(&qp->sq.ring, shdr,
+					     cap->max_send_sge);
 	max_inline = resp->max_inline;
 	if (max_inline > resp->sq.slot_size - shdr)
 		max_inline = resp->sq.slot_size - shdr;
 	qp->sq.max_inline = max_inline;
-	qp->rq.max_sge = cap->max_recv_sge;
-	if (qp->rq.max_sge > slot_sges(resp->rq.slot_size, rhdr))
-		qp->rq.max_sge = slot_sges(resp->rq.slot_size, rhdr);
+	qp->rq.max_sge = metaroce_wq_max_sge(&qp->rq.ring, rhdr,
+					     cap->max_recv_sge);
 	return 0;
 }
 
 /*
- * After CREATE_QP: map the rings the response describes, set up the locks
- * and write the usable capabilities to cap (what applications read back:
- * ibv_ud_pingpong decides on inline by it).  0 or an errno value.
+ * The end of creating a QP, once the CREATE_QP command returned ret: map
+ * the rings the response describes, set up the locks and write the usable
+ * capabilities to cap (what applications read back: ibv_ud_pingpong
+ * decides on inline by it).  On a failure, the command's too, undo what
+ * was done, free qp and set errno.  Returns 0 or that errno value.
  */
-int metaroce_qp_setup(struct ibv_context *context, struct metaroce_qp *qp,
-		      struct ibv_qp_cap *cap,
-		      const struct metaroce_create_qp_resp *resp)
+int metaroce_qp_finish_create(struct ibv_context *context,
+			      struct metaroce_qp *qp, int ret,
+			      struct ibv_qp_cap *cap,
+			      const struct metaroce_create_qp_resp *resp)
 {
-	int ret;
-
+	if (ret)
+		goto err_free;
 	ret = metaroce_map_qp(context, qp, cap, resp);
 	if (ret)
-		return ret;
+		goto err_destroy;
 	ret = pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
 		goto err_unmap;
@@ -96,6 +90,11 @@ int metaroce_qp_setup(struct ibv_context *context, struct metaroce_qp *qp,
 
 err_unmap:
 	metaroce_unmap_qp(qp);
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	free(qp);
+	errno = ret;
 	return ret;
 }
 
@@ -123,20 +122,10 @@ struct ibv_qp *metaroce_create_qp(struct ibv_pd *pd,
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = metaroce_qp_setup(pd->context, qp, &attr->cap, &resp.drv_payload);
-	if (ret)
-		goto err_destroy;
+	if (metaroce_qp_finish_create(pd->context, qp, ret, &attr->cap,
+				      &resp.drv_payload))
+		return NULL;
 	return &qp->vqp.qp;
-
-err_destroy:
-	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_free:
-	free(qp);
-	errno = ret;
-	return NULL;
 }
 
 int metaroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -189,72 +178,6 @@ int metaroce_destroy_qp(struct ibv_qp *ibqp)
 	pthread_spin_destroy(&qp->rq.lock);
 	free(qp);
 	return 0;
-}
-
-/*
- * The doorbells: a legacy POST_SEND / POST_RECV command with no work
- * requests, written straight to the command fd (libibverbs has no helper
- * for an empty one).  Returns 0 or an errno value.
- */
-static int metaroce_send_doorbell(struct ibv_qp *ibqp)
-{
-	struct ib_uverbs_post_send_resp resp;
-	struct ibv_post_send cmd;
-
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	cmd.hdr.in_words = sizeof(cmd) / 4;
-	cmd.hdr.out_words = sizeof(resp) / 4;
-	cmd.core_payload.response = (uintptr_t)&resp;
-	cmd.core_payload.qp_handle = ibqp->handle;
-	cmd.core_payload.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	if (write(ibqp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
-		return errno;
-	return 0;
-}
-
-static int metaroce_recv_doorbell(struct ibv_qp *ibqp)
-{
-	struct ib_uverbs_post_recv_resp resp;
-	struct ibv_post_recv cmd;
-
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.command = IB_USER_VERBS_CMD_POST_RECV;
-	cmd.hdr.in_words = sizeof(cmd) / 4;
-	cmd.hdr.out_words = sizeof(resp) / 4;
-	cmd.core_payload.response = (uintptr_t)&resp;
-	cmd.core_payload.qp_handle = ibqp->handle;
-	cmd.core_payload.wqe_size = sizeof(struct ib_uverbs_recv_wr);
-	if (write(ibqp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
-		return errno;
-	return 0;
-}
-
-/*
- * Publish what we produced (release), then read the flags after a full
- * barrier: either the kernel sees our index or we see its request for a
- * doorbell (metaroce-abi.h).
- */
-static bool metaroce_publish(struct metaroce_uring *r)
-{
-	__atomic_store_n(&r->hdr->producer, r->idx, __ATOMIC_RELEASE);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return __atomic_load_n(&r->hdr->flags, __ATOMIC_RELAXED) &
-	       METAROCE_RING_F_NEED_WAKEUP;
-}
-
-/* Under the SQ lock, after producing: 0 or the doorbell's errno value. */
-int metaroce_sq_publish(struct metaroce_qp *qp)
-{
-	if (!metaroce_publish(&qp->sq.ring))
-		return 0;
-	return metaroce_send_doorbell(&qp->vqp.qp);
-}
-
-bool metaroce_ring_full(const struct metaroce_uring *r)
-{
-	return r->idx - __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE) >=
-	       metaroce_uring_slots(r);
 }
 
 /* Posting is allowed from RTS on (including SQD, SQE and ERR). */
@@ -401,11 +324,7 @@ static void metaroce_write_send_wqe(struct metaroce_qp *qp,
 		return;
 	}
 	wqe->num_sge = (uint32_t)wr->num_sge;
-	for (i = 0; i < wr->num_sge; i++) {
-		wqe->sge[i].addr = wr->sg_list[i].addr;
-		wqe->sge[i].length = wr->sg_list[i].length;
-		wqe->sge[i].lkey = wr->sg_list[i].lkey;
-	}
+	metaroce_copy_sges(wqe->sge, wr->sg_list, (size_t)wr->num_sge);
 }
 
 int metaroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -453,10 +372,8 @@ int metaroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {
 	struct metaroce_qp *qp = to_mqp(ibqp);
-	struct metaroce_uring *r = &qp->rq.ring;
-	struct metaroce_recv_wqe *wqe;
 	uint32_t start;
-	int ret = 0, db, i;
+	int ret, db;
 
 	*bad_wr = NULL;
 	/* C10-97.2.1: no receives in RESET; a QP on an SRQ has no RQ. */
@@ -466,29 +383,10 @@ int metaroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	}
 
 	pthread_spin_lock(&qp->rq.lock);
-	start = r->idx;
-	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge)
-			ret = EINVAL;
-		else if (metaroce_ring_full(r))
-			ret = ENOMEM;
-		if (ret) {
-			*bad_wr = wr;
-			break;
-		}
-		wqe = metaroce_uring_slot(r, r->idx);
-		wqe->wr_id = wr->wr_id;
-		wqe->num_sge = (uint32_t)wr->num_sge;
-		wqe->reserved = 0;
-		for (i = 0; i < wr->num_sge; i++) {
-			wqe->sge[i].addr = wr->sg_list[i].addr;
-			wqe->sge[i].length = wr->sg_list[i].length;
-			wqe->sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		r->idx++;
-	}
-	if (r->idx != start && metaroce_publish(r)) {
-		db = metaroce_recv_doorbell(ibqp);
+	start = qp->rq.ring.idx;
+	ret = metaroce_wq_recv(&qp->rq, wr, bad_wr);
+	if (qp->rq.ring.idx != start) {
+		db = metaroce_rq_publish(qp);
 		if (db && !ret)
 			ret = db;
 	}

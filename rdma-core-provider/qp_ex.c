@@ -251,7 +251,6 @@ static void metaroce_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 {
 	struct metaroce_qp *qp = to_mqp_ex(qpx);
 	struct metaroce_send_wqe *wqe = qp->wr_cur;
-	size_t i;
 
 	if (!wqe)
 		return;
@@ -261,11 +260,7 @@ static void metaroce_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 		return;
 	}
 	wqe->num_sge = (uint32_t)num_sge;
-	for (i = 0; i < num_sge; i++) {
-		wqe->sge[i].addr = sg_list[i].addr;
-		wqe->sge[i].length = sg_list[i].length;
-		wqe->sge[i].lkey = sg_list[i].lkey;
-	}
+	metaroce_copy_sges(wqe->sge, sg_list, num_sge);
 }
 
 static void metaroce_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
@@ -437,23 +432,13 @@ struct ibv_qp *metaroce_create_qp_ex(struct ibv_context *context,
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, &kattr, &cmd, sizeof(cmd),
 				   &resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = metaroce_qp_setup(context, qp, &kattr.cap, &resp.drv_payload);
-	if (ret)
-		goto err_destroy;
+	if (metaroce_qp_finish_create(context, qp, ret, &kattr.cap,
+				      &resp.drv_payload))
+		return NULL;
 	attr->cap = kattr.cap;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		metaroce_set_qp_ex_ops(qp, ops);
 		qp->vqp.comp_mask |= VERBS_QP_EX;
 	}
 	return &qp->vqp.qp;
-
-err_destroy:
-	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_free:
-	free(qp);
-	errno = ret;
-	return NULL;
 }

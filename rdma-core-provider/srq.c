@@ -12,15 +12,6 @@
 
 #include "metaroce.h"
 
-/* Most SGEs a slot of the given size holds. */
-static uint32_t srq_slot_sges(uint32_t slot_size)
-{
-	const size_t hdr = sizeof(struct metaroce_recv_wqe);
-
-	return slot_size > hdr ?
-	       (uint32_t)((slot_size - hdr) / sizeof(struct metaroce_sge)) : 0;
-}
-
 struct ibv_srq *metaroce_create_srq(struct ibv_pd *pd,
 				    struct ibv_srq_init_attr *attr)
 {
@@ -44,10 +35,9 @@ struct ibv_srq *metaroce_create_srq(struct ibv_pd *pd,
 				 sizeof(struct metaroce_recv_wqe));
 	if (ret)
 		goto err_destroy;
-	/* What the kernel granted, capped by what a slot holds. */
-	srq->rq.max_sge = attr->attr.max_sge;
-	if (srq->rq.max_sge > srq_slot_sges(srq->rq.ring.slot_size))
-		srq->rq.max_sge = srq_slot_sges(srq->rq.ring.slot_size);
+	srq->rq.max_sge = metaroce_wq_max_sge(&srq->rq.ring,
+					      sizeof(struct metaroce_recv_wqe),
+					      attr->attr.max_sge);
 	attr->attr.max_sge = srq->rq.max_sge;
 	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
@@ -99,38 +89,15 @@ int metaroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad_wr)
 {
 	struct metaroce_srq *srq = to_msrq(ibsrq);
-	struct metaroce_uring *r = &srq->rq.ring;
-	struct metaroce_recv_wqe *wqe;
-	uint32_t start, cons;
-	int ret = 0, i;
+	uint32_t start;
+	int ret;
 
 	*bad_wr = NULL;
 	pthread_spin_lock(&srq->rq.lock);
-	start = r->idx;
-	for (; wr; wr = wr->next) {
-		cons = __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE);
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->rq.max_sge)
-			ret = EINVAL;
-		else if (r->idx - cons >= metaroce_uring_slots(r))
-			ret = ENOMEM;
-		if (ret) {
-			*bad_wr = wr;
-			break;
-		}
-		wqe = metaroce_uring_slot(r, r->idx);
-		wqe->wr_id = wr->wr_id;
-		wqe->num_sge = (uint32_t)wr->num_sge;
-		wqe->reserved = 0;
-		for (i = 0; i < wr->num_sge; i++) {
-			wqe->sge[i].addr = wr->sg_list[i].addr;
-			wqe->sge[i].length = wr->sg_list[i].length;
-			wqe->sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		r->idx++;
-	}
-	/* The WQEs' contents before the index (metaroce-abi.h). */
-	if (r->idx != start)
-		__atomic_store_n(&r->hdr->producer, r->idx, __ATOMIC_RELEASE);
+	start = srq->rq.ring.idx;
+	ret = metaroce_wq_recv(&srq->rq, wr, bad_wr);
+	if (srq->rq.ring.idx != start)
+		metaroce_srq_publish(srq);
 	pthread_spin_unlock(&srq->rq.lock);
 	return ret;
 }
