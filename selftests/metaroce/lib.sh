@@ -76,6 +76,13 @@ wait_for() {
 	return 1
 }
 
+# build_prog NAME: compile progs/NAME.c with the programs' shared dev.c
+# into /tmp/NAME.
+_progs=$(dirname "${BASH_SOURCE[0]}")/progs
+build_prog() {
+	gcc -O2 -Wall -Wextra -o /tmp/"$1" "$_progs/$1.c" "$_progs/dev.c" -libverbs
+}
+
 # Two hosts: namespaces mra (10.77.0.1, fd77::1 on veth va) and mrb
 # (10.77.0.2, fd77::2 on veth vb).
 NS_A=mra

@@ -25,8 +25,7 @@ wait_for 10 gid_index mwa
 wait_for 10 gid_index mwb
 
 PROG=/tmp/rc_mw
-ok_if "build rc_mw" gcc -O2 -Wall -Wextra -o $PROG \
-	selftests/metaroce/progs/rc_mw.c -libverbs
+ok_if "build rc_mw" build_prog rc_mw
 
 ok_if "device advertises memory windows" bash -c \
 	"ibv_devinfo -v -d mwa | grep -q 'max_mw:[[:space:]]*65536' &&

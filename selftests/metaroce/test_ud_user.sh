@@ -40,9 +40,9 @@ ok_if "pyverbs: two UD QPs on one SRQ, two senders, every byte" \
 	timeout 240 /usr/bin/python3 selftests/metaroce/pyverbs/ud_srq.py \
 	two mra0 mrb0
 
+events() { build_prog ud_stream && timeout 60 /tmp/ud_stream -E mra0 mrb0; }
 ok_if "completion events: CQ armed by the REQ_NOTIFY_CQ command and by the ring" \
-	bash -c 'gcc -O2 -o /tmp/ud_stream selftests/metaroce/progs/ud_stream.c \
-		-libverbs && timeout 60 /tmp/ud_stream -E mra0 mrb0'
+	events
 
 ok_if "no user objects left" bash -c \
 	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&

@@ -15,8 +15,7 @@ wait_for 10 gid_index mra0
 wait_for 10 gid_index mrb0
 
 PROG=/tmp/rc_fork
-ok_if "build rc_fork" gcc -O2 -Wall -o $PROG \
-	selftests/metaroce/progs/rc_fork.c -libverbs
+ok_if "build rc_fork" build_prog rc_fork
 
 run() {
 	local out

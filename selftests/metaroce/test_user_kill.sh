@@ -12,8 +12,7 @@ ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
 wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mr[ab]0/ports/1/gids/*'
 
 STREAM=/tmp/ud_stream
-ok_if "build ud_stream" gcc -O2 -Wall -o $STREAM \
-	selftests/metaroce/progs/ud_stream.c -libverbs
+ok_if "build ud_stream" build_prog ud_stream
 
 summary() { rdma res show | sed 's/^[0-9]*: //' | sort; }
 base=$(summary)

@@ -15,7 +15,8 @@
  *
  * -i calls ibv_fork_init() first (RDMAV_FORK_SAFE=1 in the environment
  * makes libibverbs do that itself).  Prints ibv_is_fork_initialized() and
- * "ok" on success; exits 1 on any failure.
+ * "ok" on success; exits 1 on any failure.  Built with dev.c
+ * (build_prog in lib.sh).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -29,60 +30,11 @@
 
 #include <infiniband/verbs.h>
 
+#include "dev.h"
+
 #define LEN	(64 * 1024)
 #define ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		 IBV_ACCESS_REMOTE_READ)
-
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	int gidx;
-	union ibv_gid gid;
-};
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "rc_fork: %s: %s\n", what, strerror(err));
-	exit(1);
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	if (!list)
-		die("ibv_get_device_list", errno);
-	for (i = 0; list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!ctx)
-		die(name, ENODEV);
-	return ctx;
-}
-
-/* The IPv4-mapped GID (::ffff:a.b.c.d). */
-static void find_gid(struct end *e)
-{
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-	int i;
-
-	for (i = 0; i < 64; i++) {
-		if (ibv_query_gid(e->ctx, 1, i, &e->gid))
-			continue;
-		if (!memcmp(e->gid.raw, v4, sizeof(v4))) {
-			e->gidx = i;
-			return;
-		}
-	}
-	die("no IPv4 GID", ENOENT);
-}
 
 static void setup(struct end *e, const char *name)
 {
@@ -98,7 +50,7 @@ static void setup(struct end *e, const char *name)
 	};
 
 	e->ctx = open_dev(name);
-	find_gid(e);
+	e->gidx = find_gid(e->ctx, &e->gid);
 	e->pd = ibv_alloc_pd(e->ctx);
 	e->cq = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
 	if (!e->pd || !e->cq)
@@ -117,41 +69,6 @@ static void setup(struct end *e, const char *name)
 	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		die("to INIT", errno);
-}
-
-static void connect_to(struct end *e, const struct end *peer)
-{
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = peer->qp->qp_num,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1,
-			.port_num = 1,
-			.grh = { .dgid = peer->gid, .sgid_index = e->gidx,
-				 .hop_limit = 64 },
-		},
-	};
-	int ret;
-
-	ret = ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		die("to RTR", ret);
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	ret = ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			    IBV_QP_MAX_QP_RD_ATOMIC);
-	if (ret)
-		die("to RTS", ret);
 }
 
 /* RDMA WRITE all of src's buffer into dst's and wait for the completion. */
@@ -242,8 +159,8 @@ int main(int argc, char **argv)
 	memset(&b, 0, sizeof(b));
 	setup(&a, argv[i]);
 	setup(&b, argv[i + 1]);
-	connect_to(&a, &b);
-	connect_to(&b, &a);
+	rc_connect(a.qp, a.gidx, &b.gid, b.qp->qp_num, 1);
+	rc_connect(b.qp, b.gidx, &a.gid, a.qp->qp_num, 1);
 	printf("fork status: %s\n", fork_status());
 
 	/* Before the fork: both directions. */

@@ -13,6 +13,7 @@
  * TEST is one of: type1 type2 type2_ex zero_based range rights local_inv
  * send_inv other_qp rebind bind_errno bind_err_wc dealloc teardown.
  * Prints "ok" and exits 0 on success; prints what failed and exits 1.
+ * Built with dev.c (build_prog in lib.sh).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +24,8 @@
 #include <time.h>
 
 #include <infiniband/verbs.h>
+
+#include "dev.h"
 
 #define LEN	(64 * 1024)
 #define WOFF	4096		/* the window: [WOFF, WOFF + WLEN) of B's buffer */
@@ -63,27 +66,10 @@ static const char *test;
 } while (0)
 #define CHECK(cond, ...) do { if (!(cond)) FAIL(__VA_ARGS__); } while (0)
 
-static void open_dev(struct dev *d, const char *name)
+static void dev_open(struct dev *d, const char *name)
 {
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	int i;
-
-	CHECK(list, "ibv_get_device_list: %s", strerror(errno));
-	for (i = 0; list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			d->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	CHECK(d->ctx, "cannot open %s", name);
-	for (i = 0; i < 64; i++) {
-		if (ibv_query_gid(d->ctx, 1, i, &d->gid))
-			continue;
-		if (!memcmp(d->gid.raw, v4, sizeof(v4))) {
-			d->gidx = i;
-			break;
-		}
-	}
-	CHECK(i < 64, "%s: no IPv4 GID", name);
+	d->ctx = open_dev(name);
+	d->gidx = find_gid(d->ctx, &d->gid);
 	d->pd = ibv_alloc_pd(d->ctx);
 	CHECK(d->pd, "ibv_alloc_pd: %s", strerror(errno));
 }
@@ -114,38 +100,6 @@ static struct ibv_qp *qp_create(struct dev *d, struct ibv_cq *cq)
 	return qp;
 }
 
-static void qp_connect(struct dev *d, struct ibv_qp *qp,
-		       const struct dev *peer, const struct ibv_qp *pqp)
-{
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = pqp->qp_num,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1,
-			.port_num = 1,
-			.grh = { .dgid = peer->gid, .sgid_index = d->gidx,
-				 .hop_limit = 64 },
-		},
-	};
-
-	CHECK(!ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER), "to RTR");
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 4;
-	CHECK(!ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), "to RTS");
-}
-
 static void pair_up(struct pair *p)
 {
 	p->cq_a = ibv_create_cq(A.ctx, 64, NULL, NULL, 0);
@@ -153,8 +107,8 @@ static void pair_up(struct pair *p)
 	CHECK(p->cq_a && p->cq_b, "ibv_create_cq: %s", strerror(errno));
 	p->qp_a = qp_create(&A, p->cq_a);
 	p->qp_b = qp_create(&B, p->cq_b);
-	qp_connect(&A, p->qp_a, &B, p->qp_b);
-	qp_connect(&B, p->qp_b, &A, p->qp_a);
+	rc_connect(p->qp_a, A.gidx, &B.gid, p->qp_b->qp_num, 4);
+	rc_connect(p->qp_b, B.gidx, &A.gid, p->qp_a->qp_num, 4);
 }
 
 static void pair_down(struct pair *p)
@@ -958,8 +912,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	test = argv[1];
-	open_dev(&A, argv[2]);
-	open_dev(&B, argv[3]);
+	dev_open(&A, argv[2]);
+	dev_open(&B, argv[3]);
 	if (posix_memalign((void **)&abuf, 4096, LEN) ||
 	    posix_memalign((void **)&bbuf, 4096, LEN) ||
 	    !(snap = malloc(LEN)))

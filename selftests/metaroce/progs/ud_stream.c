@@ -15,6 +15,7 @@
  * -E checks completion events on a receive CQ armed both ways: with the
  * REQ_NOTIFY_CQ command (libibverbs' generic way, written raw here) and
  * with ibv_req_notify_cq() (the provider arms through the CQ ring).
+ * Built with dev.c (build_prog in lib.sh).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,62 +30,13 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "dev.h"
+
 #define QKEY		0x11111111
 #define SQ_DEPTH	256
 #define RQ_DEPTH	512
 #define CQ_DEPTH	1024
 #define GRH		40
-
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	char *buf;
-	int gidx;
-	union ibv_gid gid;
-};
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "ud_stream: %s: %s\n", what, strerror(err));
-	exit(1);
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	if (!list)
-		die("ibv_get_device_list", errno);
-	for (i = 0; list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!ctx)
-		die(name, ENODEV);
-	return ctx;
-}
-
-/* The IPv4-mapped GID (::ffff:a.b.c.d). */
-static void find_gid(struct end *e)
-{
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-	int i;
-
-	for (i = 0; i < 64; i++) {
-		if (ibv_query_gid(e->ctx, 1, i, &e->gid))
-			continue;
-		if (!memcmp(e->gid.raw, v4, sizeof(v4))) {
-			e->gidx = i;
-			return;
-		}
-	}
-	die("no IPv4 GID", ENOENT);
-}
 
 static struct ibv_qp *make_qp(struct end *e, enum ibv_qp_type type)
 {
@@ -138,7 +90,7 @@ static void setup(struct end *e, const char *name, size_t len,
 		  struct ibv_comp_channel **ch)
 {
 	e->ctx = open_dev(name);
-	find_gid(e);
+	e->gidx = find_gid(e->ctx, &e->gid);
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (!e->pd)
 		die("ibv_alloc_pd", errno);
