@@ -185,3 +185,14 @@ int kv_rc_pair(struct kv_test *t, struct kv_ep *a, struct kv_ep *b,
 		return err;
 	return kv_rc_connect(t, a, b, rca, rcb);
 }
+
+/* kv_rc_pair with the default attributes (kv_*_attr_default) for both. */
+int kv_rc_pair_default(struct kv_test *t, struct kv_ep *a, struct kv_ep *b)
+{
+	struct kv_ep_attr attr;
+	struct kv_rc_attr rc;
+
+	kv_ep_attr_default(&attr, IB_QPT_RC);
+	kv_rc_attr_default(&rc);
+	return kv_rc_pair(t, a, b, &attr, &rc, &rc);
+}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Fast-registration helpers: memory made of separate pages (so that an MR's
- * page list really translates), REG_MR and LOCAL_INV work requests, and
- * WRITEs and READs through a remote key.
+ * page list really translates), REG_MR and LOCAL_INV work requests,
+ * WRITEs and READs through a remote key, and what every fast registration
+ * test sets up (struct kv_fr_base, MRs to register).
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -177,4 +178,47 @@ int kv_write_denied(struct kv_test *t, struct kv_ep *a, struct kv_buf *sb,
 		err = kv_expect(t, a->scq, &wc, KV_WRID_FR_DENIED,
 				IB_WC_REM_ACCESS_ERR, -1, what);
 	return err;
+}
+
+/*
+ * An RC pair with default attributes, b's pages, sb_len bytes on a and
+ * rb_len bytes on a (rb_on_a) or b.  0 or the error after kv_fail();
+ * kv_fr_base_fini() undoes it either way.  f starts zeroed.
+ */
+int kv_fr_base_init(struct kv_test *t, struct kv_fr_base *f, size_t sb_len,
+		    bool rb_on_a, size_t rb_len)
+{
+	int err;
+
+	err = kv_rc_pair_default(t, &f->a, &f->b);
+	if (!err)
+		err = kv_pages_alloc(t, &f->m, f->b.dev->ibdev);
+	if (!err)
+		err = kv_buf_alloc(t, &f->sb, f->a.dev->ibdev, sb_len);
+	if (!err)
+		err = kv_buf_alloc(t, &f->rb, rb_on_a ? f->a.dev->ibdev :
+					      f->b.dev->ibdev, rb_len);
+	return err;
+}
+
+void kv_fr_base_fini(struct kv_fr_base *f)
+{
+	kv_ep_destroy(&f->b);
+	kv_ep_destroy(&f->a);
+	kv_buf_free(&f->rb);
+	kv_buf_free(&f->sb);
+	kv_pages_free(&f->m);
+}
+
+/* *mr: an MR for fast registration of the pages, or NULL after kv_fail(). */
+int kv_fr_alloc_mr(struct kv_test *t, struct ib_pd *pd, struct ib_mr **mr)
+{
+	*mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, KV_FR_PAGES);
+	if (IS_ERR(*mr)) {
+		int err = kv_fail(t, "ib_alloc_mr: %pe", *mr);
+
+		*mr = NULL;
+		return err;
+	}
+	return 0;
 }

@@ -129,6 +129,17 @@ struct kv_pages {
 	u8 *flat;			/* a copy of all pages, in order */
 };
 
+/*
+ * What every fast registration test sets up: a connected RC pair, pages
+ * on b to register, a buffer on a to send from and one to receive into.
+ */
+struct kv_fr_base {
+	struct kv_ep a, b;
+	struct kv_pages m;		/* on b */
+	struct kv_buf sb;		/* on a */
+	struct kv_buf rb;		/* on a or b: kv_fr_base_init() */
+};
+
 /* tap.c: failure reasons and diagnostics */
 __printf(2, 3) int kv_fail(struct kv_test *t, const char *fmt, ...);
 __printf(2, 3) void kv_diag(struct kv_test *t, const char *fmt, ...);
@@ -154,6 +165,7 @@ int kv_ep_wait_event(struct kv_test *t, struct kv_ep *ep,
 int kv_rc_pair(struct kv_test *t, struct kv_ep *a, struct kv_ep *b,
 	       const struct kv_ep_attr *attr, const struct kv_rc_attr *rca,
 	       const struct kv_rc_attr *rcb);
+int kv_rc_pair_default(struct kv_test *t, struct kv_ep *a, struct kv_ep *b);
 
 /* connect.c: addressing and QP state transitions */
 void kv_ah_attr(struct rdma_ah_attr *ah, const struct kv_dev *src,
@@ -216,6 +228,10 @@ void kv_rdma_wr(struct ib_rdma_wr *wr, struct ib_sge *sge,
 		u32 len, enum ib_wr_opcode op, u64 va, u32 rkey, u64 wr_id);
 int kv_write_denied(struct kv_test *t, struct kv_ep *a, struct kv_buf *sb,
 		    u32 len, u64 va, u32 rkey, const char *what);
+int kv_fr_base_init(struct kv_test *t, struct kv_fr_base *f, size_t sb_len,
+		    bool rb_on_a, size_t rb_len);
+void kv_fr_base_fini(struct kv_fr_base *f);
+int kv_fr_alloc_mr(struct kv_test *t, struct ib_pd *pd, struct ib_mr **mr);
 
 /* wc.c: posting and polling */
 int kv_post_send(struct kv_test *t, struct kv_ep *ep,

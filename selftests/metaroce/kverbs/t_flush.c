@@ -172,13 +172,10 @@ int kv_test_flush(struct kv_test *t)
 {
 	struct kv_ep a = {}, b = {}, c = {}, d = {};
 	struct kv_buf buf = {};
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	int err;
 
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);	/* rnr_retry 7: sends wait for b */
-	err = kv_rc_pair(t, &a, &b, &attr, &rc, &rc);
+	/* The default rnr_retry 7: sends wait for b. */
+	err = kv_rc_pair_default(t, &a, &b);
 	if (!err)
 		err = kv_buf_alloc(t, &buf, a.dev->ibdev,
 				   (KV_FL_NRECV + KV_FL_NSEND) * KV_FL_MSG);
@@ -186,7 +183,7 @@ int kv_test_flush(struct kv_test *t)
 		err = kv_fl_error(t, &a, &buf);
 	if (!err) {
 		ib_drain_qp(a.qp);	/* errored, CQs empty: returns */
-		err = kv_rc_pair(t, &c, &d, &attr, &rc, &rc);
+		err = kv_rc_pair_default(t, &c, &d);
 	}
 	if (!err)
 		err = kv_fl_drain_fresh(t, &c, &buf);

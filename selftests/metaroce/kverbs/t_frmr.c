@@ -28,9 +28,7 @@
 
 struct kv_fr {
 	struct kv_test *t;
-	struct kv_ep a, b;
-	struct kv_pages m;		/* on b */
-	struct kv_buf sb, rb;		/* on a: WRITE source, READ sink */
+	struct kv_fr_base fr;		/* rb on a: the READ sink */
 	struct kv_buf anote, bnote;	/* the SEND that follows the REG_MR */
 	struct ib_mr *mr[3];		/* on b */
 };
@@ -48,12 +46,12 @@ static int kv_fr_order(struct kv_fr *s)
 	struct ib_wc wc;
 	int n, err;
 
-	n = ib_map_mr_sg(mr, s->m.sg, KV_FR_PAGES, &off, PAGE_SIZE);
+	n = ib_map_mr_sg(mr, s->fr.m.sg, KV_FR_PAGES, &off, PAGE_SIZE);
 	if (n != KV_FR_PAGES)
 		return kv_fail(t, "ib_map_mr_sg: %d", n);
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	kv_reg_wr(&reg, mr, KV_FR_ACCESS, 10, false);
-	nsge = kv_sge(&s->b, &s->bnote, 0, KV_FR_NOTE);
+	nsge = kv_sge(&s->fr.b, &s->bnote, 0, KV_FR_NOTE);
 	send.wr_id = 11;
 	send.opcode = IB_WR_SEND;
 	send.send_flags = IB_SEND_SIGNALED;
@@ -61,42 +59,43 @@ static int kv_fr_order(struct kv_fr *s)
 	send.num_sge = 1;
 	reg.wr.next = &send;
 
-	err = kv_post_recv_buf(t, &s->a, 20, &s->anote, 0, KV_FR_NOTE);
+	err = kv_post_recv_buf(t, &s->fr.a, 20, &s->anote, 0, KV_FR_NOTE);
 	if (!err)
-		err = kv_post_send(t, &s->b, &reg.wr, "REG_MR + SEND");
+		err = kv_post_send(t, &s->fr.b, &reg.wr, "REG_MR + SEND");
 	if (!err)
-		err = kv_expect(t, s->a.rcq, &wc, 20, IB_WC_SUCCESS, IB_WC_RECV,
-				"the SEND after the REG_MR");
+		err = kv_expect(t, s->fr.a.rcq, &wc, 20, IB_WC_SUCCESS,
+				IB_WC_RECV, "the SEND after the REG_MR");
 	if (err)
 		return err;
 
-	kv_fill(s->sb.va, KV_FR_WLEN, KV_FR_SEED_W, 0);
-	kv_buf_for_dev(&s->sb);
-	kv_rdma_wr(&rdma, &sge, &s->a, &s->sb, 0, KV_FR_WLEN, IB_WR_RDMA_WRITE,
-		   mr->iova + KV_FR_WOFF, mr->rkey, 21);
-	err = kv_send_wait(t, &s->a, &rdma.wr, IB_WC_RDMA_WRITE,
+	kv_fill(s->fr.sb.va, KV_FR_WLEN, KV_FR_SEED_W, 0);
+	kv_buf_for_dev(&s->fr.sb);
+	kv_rdma_wr(&rdma, &sge, &s->fr.a, &s->fr.sb, 0, KV_FR_WLEN,
+		   IB_WR_RDMA_WRITE, mr->iova + KV_FR_WOFF, mr->rkey, 21);
+	err = kv_send_wait(t, &s->fr.a, &rdma.wr, IB_WC_RDMA_WRITE,
 			   "WRITE through the key registered before the SEND");
 	/* The unsignalled REG_MR completes nothing; the SEND does. */
 	if (!err)
-		err = kv_expect(t, s->b.scq, &wc, 11, IB_WC_SUCCESS, IB_WC_SEND,
+		err = kv_expect(t, s->fr.b.scq, &wc, 11, IB_WC_SUCCESS,
+				IB_WC_SEND,
 				"the SEND behind the unsignalled REG_MR");
 	if (!err)
-		err = kv_pages_check(t, &s->m, KV_FR_SG_OFF + KV_FR_WOFF,
+		err = kv_pages_check(t, &s->fr.m, KV_FR_SG_OFF + KV_FR_WOFF,
 				     KV_FR_WLEN, KV_FR_SEED_W,
 				     "pages after the WRITE");
 	if (err)
 		return err;
 
-	kv_canary(s->rb.va, s->rb.len);
-	kv_buf_for_dev(&s->rb);
-	kv_rdma_wr(&rdma, &sge, &s->a, &s->rb, 0, KV_FR_WLEN, IB_WR_RDMA_READ,
-		   mr->iova + KV_FR_WOFF, mr->rkey, 22);
-	err = kv_send_wait(t, &s->a, &rdma.wr, IB_WC_RDMA_READ,
+	kv_canary(s->fr.rb.va, s->fr.rb.len);
+	kv_buf_for_dev(&s->fr.rb);
+	kv_rdma_wr(&rdma, &sge, &s->fr.a, &s->fr.rb, 0, KV_FR_WLEN,
+		   IB_WR_RDMA_READ, mr->iova + KV_FR_WOFF, mr->rkey, 22);
+	err = kv_send_wait(t, &s->fr.a, &rdma.wr, IB_WC_RDMA_READ,
 			   "READ through the fast-registered key");
 	if (err)
 		return err;
-	kv_buf_for_cpu(&s->rb);
-	return kv_check_pattern(t, s->rb.va, KV_FR_WLEN, KV_FR_SEED_W, 0,
+	kv_buf_for_cpu(&s->fr.rb);
+	return kv_check_pattern(t, s->fr.rb.va, KV_FR_WLEN, KV_FR_SEED_W, 0,
 				"READ of the WRITE");
 }
 
@@ -110,7 +109,7 @@ static int kv_fr_chains(struct kv_fr *s)
 	int i, n, err = 0;
 
 	for (i = 0; i < 2; i++) {
-		n = ib_map_mr_sg(s->mr[i + 1], s->m.sg, KV_FR_PAGES, NULL,
+		n = ib_map_mr_sg(s->mr[i + 1], s->fr.m.sg, KV_FR_PAGES, NULL,
 				 PAGE_SIZE);
 		if (n != KV_FR_PAGES)
 			return kv_fail(t, "ib_map_mr_sg: %d", n);
@@ -120,9 +119,9 @@ static int kv_fr_chains(struct kv_fr *s)
 		if (i)
 			reg[i - 1].wr.next = &reg[i].wr;
 	}
-	err = kv_post_send(t, &s->b, &reg[0].wr, "chain of REG_MRs");
+	err = kv_post_send(t, &s->fr.b, &reg[0].wr, "chain of REG_MRs");
 	for (i = 0; i < 2 && !err; i++)
-		err = kv_expect(t, s->b.scq, &wc, 30 + i, IB_WC_SUCCESS,
+		err = kv_expect(t, s->fr.b.scq, &wc, 30 + i, IB_WC_SUCCESS,
 				IB_WC_REG_MR, "chained REG_MR");
 	for (i = 0; i < 3 && !err; i++) {
 		kv_inv_wr(&inv[i], s->mr[i]->rkey, 40 + i, true);
@@ -130,9 +129,9 @@ static int kv_fr_chains(struct kv_fr *s)
 			inv[i - 1].next = &inv[i];
 	}
 	if (!err)
-		err = kv_post_send(t, &s->b, &inv[0], "chain of LOCAL_INVs");
+		err = kv_post_send(t, &s->fr.b, &inv[0], "chain of LOCAL_INVs");
 	for (i = 0; i < 3 && !err; i++)
-		err = kv_expect(t, s->b.scq, &wc, 40 + i, IB_WC_SUCCESS,
+		err = kv_expect(t, s->fr.b.scq, &wc, 40 + i, IB_WC_SUCCESS,
 				IB_WC_LOCAL_INV, "chained LOCAL_INV");
 	return err;
 }
@@ -149,8 +148,8 @@ static int kv_fr_rotate(struct kv_fr *s)
 	struct ib_sge sge;
 	int n, err;
 
-	kv_pages_canary(&s->m);
-	n = ib_map_mr_sg_zbva(mr, s->m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
+	kv_pages_canary(&s->fr.m);
+	n = ib_map_mr_sg_zbva(mr, s->fr.m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
 	if (n != KV_FR_PAGES || mr->iova)
 		return kv_fail(t, "ib_map_mr_sg_zbva: %d, iova 0x%llx", n,
 			       mr->iova);
@@ -158,25 +157,26 @@ static int kv_fr_rotate(struct kv_fr *s)
 	if (mr->rkey == old || mr->rkey >> 8 != old >> 8)
 		return kv_fail(t, "ib_inc_rkey: 0x%x after 0x%x", mr->rkey, old);
 	kv_reg_wr(&reg, mr, KV_FR_ACCESS, 50, true);
-	err = kv_send_wait(t, &s->b, &reg.wr, IB_WC_REG_MR,
+	err = kv_send_wait(t, &s->fr.b, &reg.wr, IB_WC_REG_MR,
 			   "REG_MR with the next key");
 	if (err)
 		return err;
 
-	kv_fill(s->sb.va, KV_FR_ZB_LEN, KV_FR_SEED_W2, 0);
-	kv_buf_for_dev(&s->sb);
-	kv_rdma_wr(&rdma, &sge, &s->a, &s->sb, 0, KV_FR_ZB_LEN,
+	kv_fill(s->fr.sb.va, KV_FR_ZB_LEN, KV_FR_SEED_W2, 0);
+	kv_buf_for_dev(&s->fr.sb);
+	kv_rdma_wr(&rdma, &sge, &s->fr.a, &s->fr.sb, 0, KV_FR_ZB_LEN,
 		   IB_WR_RDMA_WRITE, KV_FR_ZB_OFF, mr->rkey, 51);
-	err = kv_send_wait(t, &s->a, &rdma.wr, IB_WC_RDMA_WRITE,
+	err = kv_send_wait(t, &s->fr.a, &rdma.wr, IB_WC_RDMA_WRITE,
 			   "WRITE through the new key, zero-based");
 	if (!err)
-		err = kv_pages_check(t, &s->m, KV_FR_ZB_OFF, KV_FR_ZB_LEN,
+		err = kv_pages_check(t, &s->fr.m, KV_FR_ZB_OFF, KV_FR_ZB_LEN,
 				     KV_FR_SEED_W2, "pages after the new key");
 	if (!err)
-		err = kv_write_denied(t, &s->a, &s->sb, 64, old_va + KV_FR_WOFF,
-				      old, "WRITE through the old key");
+		err = kv_write_denied(t, &s->fr.a, &s->fr.sb, 64,
+				      old_va + KV_FR_WOFF, old,
+				      "WRITE through the old key");
 	if (!err)
-		err = kv_pages_check(t, &s->m, KV_FR_ZB_OFF, KV_FR_ZB_LEN,
+		err = kv_pages_check(t, &s->fr.m, KV_FR_ZB_OFF, KV_FR_ZB_LEN,
 				     KV_FR_SEED_W2,
 				     "pages after the WRITE through the old key");
 	return err;
@@ -185,35 +185,21 @@ static int kv_fr_rotate(struct kv_fr *s)
 int kv_test_frmr(struct kv_test *t)
 {
 	struct kv_fr *s;
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	int i, err;
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
 	s->t = t;
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &s->a, &s->b, &attr, &rc, &rc);
+	err = kv_fr_base_init(t, &s->fr, KV_FR_WLEN, true, KV_FR_WLEN);
 	if (!err)
-		err = kv_pages_alloc(t, &s->m, s->b.dev->ibdev);
+		err = kv_buf_alloc(t, &s->anote, s->fr.a.dev->ibdev,
+				   KV_FR_NOTE);
 	if (!err)
-		err = kv_buf_alloc(t, &s->sb, s->a.dev->ibdev, KV_FR_WLEN);
-	if (!err)
-		err = kv_buf_alloc(t, &s->rb, s->a.dev->ibdev, KV_FR_WLEN);
-	if (!err)
-		err = kv_buf_alloc(t, &s->anote, s->a.dev->ibdev, KV_FR_NOTE);
-	if (!err)
-		err = kv_buf_alloc(t, &s->bnote, s->b.dev->ibdev, KV_FR_NOTE);
-	for (i = 0; i < 3 && !err; i++) {
-		s->mr[i] = ib_alloc_mr(s->b.pd, IB_MR_TYPE_MEM_REG,
-				       KV_FR_PAGES);
-		if (IS_ERR(s->mr[i])) {
-			err = kv_fail(t, "ib_alloc_mr: %pe", s->mr[i]);
-			s->mr[i] = NULL;
-		}
-	}
+		err = kv_buf_alloc(t, &s->bnote, s->fr.b.dev->ibdev,
+				   KV_FR_NOTE);
+	for (i = 0; i < 3 && !err; i++)
+		err = kv_fr_alloc_mr(t, s->fr.b.pd, &s->mr[i]);
 	if (!err)
 		err = kv_fr_order(s);
 	if (!err)
@@ -224,13 +210,9 @@ int kv_test_frmr(struct kv_test *t)
 	for (i = 0; i < 3; i++)
 		if (s->mr[i])
 			ib_dereg_mr(s->mr[i]);
-	kv_ep_destroy(&s->b);
-	kv_ep_destroy(&s->a);
+	kv_fr_base_fini(&s->fr);
 	kv_buf_free(&s->bnote);
 	kv_buf_free(&s->anote);
-	kv_buf_free(&s->rb);
-	kv_buf_free(&s->sb);
-	kv_pages_free(&s->m);
 	kfree(s);
 	return err;
 }

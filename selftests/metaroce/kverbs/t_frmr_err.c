@@ -24,10 +24,7 @@
 
 struct kv_fe {
 	struct kv_test *t;
-	struct kv_ep a, b;
-	struct kv_pages m;		/* on b */
-	struct kv_buf sb;		/* on a */
-	struct kv_buf rb;		/* on b */
+	struct kv_fr_base fr;		/* rb on b */
 	struct ib_mr *amr, *amr2, *bmr;	/* on a.pd, a.pd, b.pd */
 };
 
@@ -42,14 +39,15 @@ static int kv_fe_local_fails(struct kv_fe *s, struct ib_send_wr *wr,
 	int err;
 
 	wr->next = &send;
-	err = kv_post_send(t, &s->a, wr, what);
+	err = kv_post_send(t, &s->fr.a, wr, what);
 	if (!err)
-		err = kv_expect(t, s->a.scq, &wc, wr->wr_id, status, -1, what);
+		err = kv_expect(t, s->fr.a.scq, &wc, wr->wr_id, status, -1,
+				what);
 	if (!err)
-		err = kv_expect(t, s->a.scq, &wc, 99, IB_WC_WR_FLUSH_ERR, -1,
+		err = kv_expect(t, s->fr.a.scq, &wc, 99, IB_WC_WR_FLUSH_ERR, -1,
 				"the SEND after the failed local operation");
 	if (!err)
-		err = kv_ep_wait_state(t, &s->a, IB_QPS_ERR, KV_FE_STATE_MS,
+		err = kv_ep_wait_state(t, &s->fr.a, IB_QPS_ERR, KV_FE_STATE_MS,
 				       what);
 	return err;
 }
@@ -68,7 +66,7 @@ static int kv_fe_reg_twice(struct kv_fe *s)
 	struct ib_reg_wr reg;
 	int err;
 
-	err = kv_fr_map_reg(s->t, &s->a, s->amr, &s->m, 0,
+	err = kv_fr_map_reg(s->t, &s->fr.a, s->amr, &s->fr.m, 0,
 			    IB_ACCESS_LOCAL_WRITE);
 	if (err)
 		return err;
@@ -82,7 +80,7 @@ static int kv_fe_reg_access(struct kv_fe *s)
 	struct ib_reg_wr reg;
 	int n;
 
-	n = ib_map_mr_sg(s->amr, s->m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(s->amr, s->fr.m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
 	if (n != KV_FR_PAGES)
 		return kv_fail(s->t, "ib_map_mr_sg: %d", n);
 	kv_reg_wr(&reg, s->amr, IB_ACCESS_REMOTE_WRITE, 1, true);
@@ -95,7 +93,7 @@ static int kv_fe_reg_other_key(struct kv_fe *s)
 	struct ib_reg_wr reg;
 	int n;
 
-	n = ib_map_mr_sg(s->amr, s->m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(s->amr, s->fr.m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
 	if (n != KV_FR_PAGES)
 		return kv_fail(s->t, "ib_map_mr_sg: %d", n);
 	kv_reg_wr(&reg, s->amr, IB_ACCESS_LOCAL_WRITE, 1, true);
@@ -109,14 +107,14 @@ static int kv_fe_read_only(struct kv_fe *s)
 	struct kv_test *t = s->t;
 	int err;
 
-	err = kv_fr_map_reg(t, &s->b, s->bmr, &s->m, 0,
+	err = kv_fr_map_reg(t, &s->fr.b, s->bmr, &s->fr.m, 0,
 			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ);
 	if (!err)
-		err = kv_write_denied(t, &s->a, &s->sb, KV_FE_LEN,
+		err = kv_write_denied(t, &s->fr.a, &s->fr.sb, KV_FE_LEN,
 				      s->bmr->iova + 8, s->bmr->rkey,
 				      "WRITE through a read-only registration");
 	if (!err)
-		err = kv_pages_check(t, &s->m, 0, 0, 0,
+		err = kv_pages_check(t, &s->fr.m, 0, 0, 0,
 				     "pages after the denied WRITE");
 	return err;
 }
@@ -129,35 +127,35 @@ static int kv_fe_send_inv_bad(struct kv_fe *s)
 	struct ib_wc wc;
 	int err;
 
-	err = kv_fr_map_reg(t, &s->b, s->bmr, &s->m, 0, IB_ACCESS_LOCAL_WRITE |
-			    IB_ACCESS_REMOTE_WRITE);
+	err = kv_fr_map_reg(t, &s->fr.b, s->bmr, &s->fr.m, 0,
+			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	if (!err)
-		err = kv_post_recv_buf(t, &s->b, 2, &s->rb, 0, KV_FE_LEN);
+		err = kv_post_recv_buf(t, &s->fr.b, 2, &s->fr.rb, 0, KV_FE_LEN);
 	if (err)
 		return err;
-	kv_fill(s->sb.va, KV_FE_LEN, 520, 0);
-	kv_buf_for_dev(&s->sb);
-	sge = kv_sge(&s->a, &s->sb, 0, KV_FE_LEN);
+	kv_fill(s->fr.sb.va, KV_FE_LEN, 520, 0);
+	kv_buf_for_dev(&s->fr.sb);
+	sge = kv_sge(&s->fr.a, &s->fr.sb, 0, KV_FE_LEN);
 	send.wr_id = 1;
 	send.opcode = IB_WR_SEND_WITH_INV;
 	send.send_flags = IB_SEND_SIGNALED;
 	send.sg_list = &sge;
 	send.num_sge = 1;
 	send.ex.invalidate_rkey = s->bmr->rkey ^ 0x40;
-	err = kv_post_send(t, &s->a, &send, "SEND_WITH_INV of a bad key");
+	err = kv_post_send(t, &s->fr.a, &send, "SEND_WITH_INV of a bad key");
 	if (!err)
-		err = kv_expect(t, s->a.scq, &wc, 1, IB_WC_REM_INV_REQ_ERR, -1,
-				"SEND_WITH_INV of a bad key");
+		err = kv_expect(t, s->fr.a.scq, &wc, 1, IB_WC_REM_INV_REQ_ERR,
+				-1, "SEND_WITH_INV of a bad key");
 	if (!err)
-		err = kv_expect(t, s->b.rcq, &wc, 2, IB_WC_WR_FLUSH_ERR, -1,
+		err = kv_expect(t, s->fr.b.rcq, &wc, 2, IB_WC_WR_FLUSH_ERR, -1,
 				"receive of the refused SEND_WITH_INV");
 	if (!err) {
-		kv_buf_for_cpu(&s->rb);
-		err = kv_check_canary(t, s->rb.va, KV_FE_LEN,
+		kv_buf_for_cpu(&s->fr.rb);
+		err = kv_check_canary(t, s->fr.rb.va, KV_FE_LEN,
 				      "receive of the refused SEND_WITH_INV");
 	}
 	if (!err)
-		err = kv_ep_wait_event(t, &s->b, IB_EVENT_QP_REQ_ERR,
+		err = kv_ep_wait_event(t, &s->fr.b, IB_EVENT_QP_REQ_ERR,
 				       KV_FE_STATE_MS,
 				       "responder after a bad SEND_WITH_INV");
 	return err;
@@ -166,7 +164,7 @@ static int kv_fe_send_inv_bad(struct kv_fe *s)
 /* Checks that need no connection. */
 static int kv_fe_alloc(struct kv_fe *s)
 {
-	struct ib_device *dev = s->a.dev->ibdev;
+	struct ib_device *dev = s->fr.a.dev->ibdev;
 	u32 max = dev->attrs.max_fast_reg_page_list_len;
 	struct kv_test *t = s->t;
 	struct ib_reg_wr reg;
@@ -179,23 +177,23 @@ static int kv_fe_alloc(struct kv_fe *s)
 	    !max)
 		return kv_fail(t, "no IB_DEVICE_MEM_MGT_EXTENSIONS (max pages %u)",
 			       max);
-	mr = ib_alloc_mr(s->a.pd, IB_MR_TYPE_SG_GAPS, 4);
+	mr = ib_alloc_mr(s->fr.a.pd, IB_MR_TYPE_SG_GAPS, 4);
 	if (PTR_ERR_OR_ZERO(mr) != -EINVAL)
 		return kv_fail(t, "ib_alloc_mr(SG_GAPS): %pe, expected -EINVAL",
 			       mr);
-	mr = ib_alloc_mr(s->a.pd, IB_MR_TYPE_MEM_REG, max + 1);
+	mr = ib_alloc_mr(s->fr.a.pd, IB_MR_TYPE_MEM_REG, max + 1);
 	if (PTR_ERR_OR_ZERO(mr) != -EINVAL)
 		return kv_fail(t, "ib_alloc_mr(%u pages): %pe, expected -EINVAL",
 			       max + 1, mr);
-	mr = ib_alloc_mr(s->a.pd, IB_MR_TYPE_MEM_REG, 0);
+	mr = ib_alloc_mr(s->fr.a.pd, IB_MR_TYPE_MEM_REG, 0);
 	if (PTR_ERR_OR_ZERO(mr) != -EINVAL)
 		return kv_fail(t, "ib_alloc_mr(0 pages): %pe, expected -EINVAL",
 			       mr);
 
-	mr = ib_alloc_mr(s->a.pd, IB_MR_TYPE_MEM_REG, KV_FR_PAGES - 1);
+	mr = ib_alloc_mr(s->fr.a.pd, IB_MR_TYPE_MEM_REG, KV_FR_PAGES - 1);
 	if (IS_ERR(mr))
 		return kv_fail(t, "ib_alloc_mr: %pe", mr);
-	n = ib_map_mr_sg(mr, s->m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(mr, s->fr.m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
 	ib_dereg_mr(mr);
 	if (n != KV_FR_PAGES - 1)
 		return kv_fail(t, "ib_map_mr_sg of %d pages into %d: %d",
@@ -204,20 +202,20 @@ static int kv_fe_alloc(struct kv_fe *s)
 	pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(pd))
 		return kv_fail(t, "ib_alloc_pd: %pe", pd);
-	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, KV_FR_PAGES);
-	if (IS_ERR(mr)) {
+	err = kv_fr_alloc_mr(t, pd, &mr);
+	if (err) {
 		ib_dealloc_pd(pd);
-		return kv_fail(t, "ib_alloc_mr: %pe", mr);
+		return err;
 	}
-	n = ib_map_mr_sg(mr, s->m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(mr, s->fr.m.sg, KV_FR_PAGES, NULL, PAGE_SIZE);
 	kv_reg_wr(&reg, mr, IB_ACCESS_LOCAL_WRITE, 1, true);
-	err = ib_post_send(s->a.qp, &reg.wr, &bad);
+	err = ib_post_send(s->fr.a.qp, &reg.wr, &bad);
 	ib_dereg_mr(mr);
 	ib_dealloc_pd(pd);
 	if (err != -EINVAL)
 		return kv_fail(t, "REG_MR of another PD's MR: post %pe, expected -EINVAL",
 			       ERR_PTR(err));
-	return kv_expect_none(t, s->a.scq, 50, "after the refused REG_MR");
+	return kv_expect_none(t, s->fr.a.scq, 50, "after the refused REG_MR");
 }
 
 struct kv_fe_case {
@@ -235,21 +233,8 @@ static const struct kv_fe_case kv_fe_cases[] = {
 	{ "SEND_WITH_INV of a bad key", kv_fe_send_inv_bad },
 };
 
-static struct ib_mr *kv_fe_mr(struct kv_test *t, struct ib_pd *pd)
-{
-	struct ib_mr *mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, KV_FR_PAGES);
-
-	if (IS_ERR(mr)) {
-		kv_fail(t, "ib_alloc_mr: %pe", mr);
-		return NULL;
-	}
-	return mr;
-}
-
 static int kv_fe_one(struct kv_test *t, const struct kv_fe_case *c)
 {
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	struct kv_fe *s;
 	int err;
 
@@ -257,21 +242,13 @@ static int kv_fe_one(struct kv_test *t, const struct kv_fe_case *c)
 	if (!s)
 		return -ENOMEM;
 	s->t = t;
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &s->a, &s->b, &attr, &rc, &rc);
+	err = kv_fr_base_init(t, &s->fr, KV_FE_LEN, false, KV_FE_LEN);
 	if (!err)
-		err = kv_pages_alloc(t, &s->m, s->b.dev->ibdev);
+		err = kv_fr_alloc_mr(t, s->fr.a.pd, &s->amr);
 	if (!err)
-		err = kv_buf_alloc(t, &s->sb, s->a.dev->ibdev, KV_FE_LEN);
+		err = kv_fr_alloc_mr(t, s->fr.a.pd, &s->amr2);
 	if (!err)
-		err = kv_buf_alloc(t, &s->rb, s->b.dev->ibdev, KV_FE_LEN);
-	if (!err) {
-		s->amr = kv_fe_mr(t, s->a.pd);
-		s->amr2 = kv_fe_mr(t, s->a.pd);
-		s->bmr = kv_fe_mr(t, s->b.pd);
-		err = t->err;
-	}
+		err = kv_fr_alloc_mr(t, s->fr.b.pd, &s->bmr);
 	if (!err)
 		err = c->run(s);
 	if (err)
@@ -283,11 +260,7 @@ static int kv_fe_one(struct kv_test *t, const struct kv_fe_case *c)
 		ib_dereg_mr(s->amr2);
 	if (s->amr)
 		ib_dereg_mr(s->amr);
-	kv_ep_destroy(&s->b);
-	kv_ep_destroy(&s->a);
-	kv_buf_free(&s->rb);
-	kv_buf_free(&s->sb);
-	kv_pages_free(&s->m);
+	kv_fr_base_fini(&s->fr);
 	kfree(s);
 	return err;
 }

@@ -22,10 +22,7 @@
 
 struct kv_fi {
 	struct kv_test *t;
-	struct kv_ep a, b;
-	struct kv_pages m;		/* on b */
-	struct kv_buf sb;		/* on a */
-	struct kv_buf rb;		/* on b: the SEND_WITH_INV's receive */
+	struct kv_fr_base fr;		/* rb: SEND_WITH_INV's receive */
 	struct ib_mr *mr;
 };
 
@@ -43,11 +40,11 @@ static int kv_fi_check_recv(struct kv_fi *s, const struct ib_wc *wc, u32 key)
 	if (wc->byte_len != KV_FI_SLEN)
 		return kv_fail(t, "receive byte_len %u, expected %u",
 			       wc->byte_len, KV_FI_SLEN);
-	kv_buf_for_cpu(&s->rb);
-	if (kv_check_pattern(t, s->rb.va, KV_FI_SLEN, KV_FI_SEED_S, 0,
+	kv_buf_for_cpu(&s->fr.rb);
+	if (kv_check_pattern(t, s->fr.rb.va, KV_FI_SLEN, KV_FI_SEED_S, 0,
 			     "SEND_WITH_INV data"))
 		return t->err;
-	return kv_check_canary(t, s->rb.va + KV_FI_SLEN,
+	return kv_check_canary(t, s->fr.rb.va + KV_FI_SLEN,
 			       KV_FI_RLEN - KV_FI_SLEN,
 			       "receive buffer past the SEND_WITH_INV");
 }
@@ -62,53 +59,53 @@ static int kv_fi_run(struct kv_fi *s)
 	u32 key;
 	int err;
 
-	err = kv_fr_map_reg(t, &s->b, s->mr, &s->m, 0, KV_FI_ACCESS);
+	err = kv_fr_map_reg(t, &s->fr.b, s->mr, &s->fr.m, 0, KV_FI_ACCESS);
 	if (err)
 		return err;
 	key = s->mr->rkey;
 
-	kv_fill(s->sb.va, KV_FI_WLEN, KV_FI_SEED_W, 0);
-	kv_buf_for_dev(&s->sb);
-	kv_rdma_wr(&rdma, &sge, &s->a, &s->sb, 0, KV_FI_WLEN,
+	kv_fill(s->fr.sb.va, KV_FI_WLEN, KV_FI_SEED_W, 0);
+	kv_buf_for_dev(&s->fr.sb);
+	kv_rdma_wr(&rdma, &sge, &s->fr.a, &s->fr.sb, 0, KV_FI_WLEN,
 		   IB_WR_RDMA_WRITE, s->mr->iova + KV_FI_WOFF, key, 1);
-	err = kv_send_wait(t, &s->a, &rdma.wr, IB_WC_RDMA_WRITE,
+	err = kv_send_wait(t, &s->fr.a, &rdma.wr, IB_WC_RDMA_WRITE,
 			   "WRITE before the invalidation");
 	if (!err)
-		err = kv_pages_check(t, &s->m, KV_FI_WOFF, KV_FI_WLEN,
+		err = kv_pages_check(t, &s->fr.m, KV_FI_WOFF, KV_FI_WLEN,
 				     KV_FI_SEED_W, "pages after the WRITE");
 	if (err)
 		return err;
 
-	err = kv_post_recv_buf(t, &s->b, 2, &s->rb, 0, KV_FI_RLEN);
+	err = kv_post_recv_buf(t, &s->fr.b, 2, &s->fr.rb, 0, KV_FI_RLEN);
 	if (err)
 		return err;
-	kv_fill(s->sb.va, KV_FI_SLEN, KV_FI_SEED_S, 0);
-	kv_buf_for_dev(&s->sb);
-	sge = kv_sge(&s->a, &s->sb, 0, KV_FI_SLEN);
+	kv_fill(s->fr.sb.va, KV_FI_SLEN, KV_FI_SEED_S, 0);
+	kv_buf_for_dev(&s->fr.sb);
+	sge = kv_sge(&s->fr.a, &s->fr.sb, 0, KV_FI_SLEN);
 	send.wr_id = 3;
 	send.opcode = IB_WR_SEND_WITH_INV;
 	send.sg_list = &sge;
 	send.num_sge = 1;
 	send.ex.invalidate_rkey = key;
-	err = kv_send_wait(t, &s->a, &send, IB_WC_SEND, "SEND_WITH_INV");
+	err = kv_send_wait(t, &s->fr.a, &send, IB_WC_SEND, "SEND_WITH_INV");
 	if (!err)
-		err = kv_expect(t, s->b.rcq, &wc, 2, IB_WC_SUCCESS, IB_WC_RECV,
-				"receive of the SEND_WITH_INV");
+		err = kv_expect(t, s->fr.b.rcq, &wc, 2, IB_WC_SUCCESS,
+				IB_WC_RECV, "receive of the SEND_WITH_INV");
 	if (!err)
 		err = kv_fi_check_recv(s, &wc, key);
 	if (!err)
-		err = kv_write_denied(t, &s->a, &s->sb, KV_FI_WLEN,
+		err = kv_write_denied(t, &s->fr.a, &s->fr.sb, KV_FI_WLEN,
 				      s->mr->iova + KV_FI_WOFF, key,
 				      "WRITE through the invalidated key");
 	if (!err)
-		err = kv_pages_check(t, &s->m, KV_FI_WOFF, KV_FI_WLEN,
+		err = kv_pages_check(t, &s->fr.m, KV_FI_WOFF, KV_FI_WLEN,
 				     KV_FI_SEED_W,
 				     "pages after the WRITE through the invalidated key");
 	if (!err)
-		err = kv_ep_wait_state(t, &s->b, IB_QPS_ERR, KV_FI_STATE_MS,
+		err = kv_ep_wait_state(t, &s->fr.b, IB_QPS_ERR, KV_FI_STATE_MS,
 				       "responder after the invalidated key");
 	if (!err)
-		err = kv_ep_wait_event(t, &s->b, IB_EVENT_QP_ACCESS_ERR,
+		err = kv_ep_wait_event(t, &s->fr.b, IB_EVENT_QP_ACCESS_ERR,
 				       KV_FI_STATE_MS,
 				       "responder after the invalidated key");
 	return err;
@@ -116,8 +113,6 @@ static int kv_fi_run(struct kv_fi *s)
 
 int kv_test_frmr_inv(struct kv_test *t)
 {
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	struct kv_fi *s;
 	int err;
 
@@ -125,32 +120,15 @@ int kv_test_frmr_inv(struct kv_test *t)
 	if (!s)
 		return -ENOMEM;
 	s->t = t;
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &s->a, &s->b, &attr, &rc, &rc);
+	err = kv_fr_base_init(t, &s->fr, KV_FI_WLEN, false, KV_FI_RLEN);
 	if (!err)
-		err = kv_pages_alloc(t, &s->m, s->b.dev->ibdev);
-	if (!err)
-		err = kv_buf_alloc(t, &s->sb, s->a.dev->ibdev, KV_FI_WLEN);
-	if (!err)
-		err = kv_buf_alloc(t, &s->rb, s->b.dev->ibdev, KV_FI_RLEN);
-	if (!err) {
-		s->mr = ib_alloc_mr(s->b.pd, IB_MR_TYPE_MEM_REG, KV_FR_PAGES);
-		if (IS_ERR(s->mr)) {
-			err = kv_fail(t, "ib_alloc_mr: %pe", s->mr);
-			s->mr = NULL;
-		}
-	}
+		err = kv_fr_alloc_mr(t, s->fr.b.pd, &s->mr);
 	if (!err)
 		err = kv_fi_run(s);
 
 	if (s->mr)
 		ib_dereg_mr(s->mr);
-	kv_ep_destroy(&s->b);
-	kv_ep_destroy(&s->a);
-	kv_buf_free(&s->rb);
-	kv_buf_free(&s->sb);
-	kv_pages_free(&s->m);
+	kv_fr_base_fini(&s->fr);
 	kfree(s);
 	return err;
 }

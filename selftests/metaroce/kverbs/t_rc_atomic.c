@@ -117,8 +117,6 @@ int kv_test_rc_atomic(struct kv_test *t)
 {
 	struct kv_dev *dev = t->ctx->dev;
 	struct kv_ra s = { .t = t };
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	size_t i;
 	int err;
 
@@ -127,9 +125,7 @@ int kv_test_rc_atomic(struct kv_test *t)
 			return kv_fail(t, "%s reports atomic_cap IB_ATOMIC_NONE",
 				       dev[i].name);
 	}
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &s.a, &s.b, &attr, &rc, &rc);
+	err = kv_rc_pair_default(t, &s.a, &s.b);
 	if (!err)
 		err = kv_buf_alloc(t, &s.target, s.b.dev->ibdev,
 				   KV_RA_WORDS * sizeof(u64));

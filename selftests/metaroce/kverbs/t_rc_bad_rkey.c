@@ -20,15 +20,8 @@ static void kv_rb_write(struct kv_ep *a, struct ib_rdma_wr *wr,
 			struct ib_sge *sge, const struct kv_buf *sb, u32 off,
 			u64 wr_id, const struct kv_rmr *r, u32 rkey)
 {
-	*sge = kv_sge(a, sb, off, KV_RB_LEN);
-	memset(wr, 0, sizeof(*wr));
-	wr->wr.wr_id = wr_id;
-	wr->wr.opcode = IB_WR_RDMA_WRITE;
-	wr->wr.send_flags = IB_SEND_SIGNALED;
-	wr->wr.sg_list = sge;
-	wr->wr.num_sge = 1;
-	wr->remote_addr = r->addr + KV_SGL_GAP;
-	wr->rkey = rkey;
+	kv_rdma_wr(wr, sge, a, sb, off, KV_RB_LEN, IB_WR_RDMA_WRITE,
+		   r->addr + KV_SGL_GAP, rkey, wr_id);
 }
 
 /* The target must be all canary; if not, say which WRITE was placed. */
@@ -113,14 +106,10 @@ int kv_test_rc_bad_rkey(struct kv_test *t)
 {
 	struct kv_buf sb = {}, tb = {};
 	struct kv_ep a = {}, b = {};
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	struct kv_rmr r;
 	int err;
 
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &a, &b, &attr, &rc, &rc);
+	err = kv_rc_pair_default(t, &a, &b);
 	if (!err)
 		err = kv_buf_alloc(t, &sb, a.dev->ibdev, 2 * KV_RB_LEN);
 	if (!err)

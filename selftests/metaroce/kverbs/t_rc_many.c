@@ -305,13 +305,9 @@ static int kv_m_setup(struct kv_many *m)
 {
 	struct kv_test *t = m->t;
 	size_t bytes = (size_t)KV_M_SLOTS * m->msg;
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	int err;
 
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &m->a, &m->b, &attr, &rc, &rc);
+	err = kv_rc_pair_default(t, &m->a, &m->b);
 	if (!err)
 		err = kv_buf_alloc(t, &m->src, m->a.dev->ibdev, bytes);
 	if (!err)

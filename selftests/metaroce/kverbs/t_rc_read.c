@@ -175,14 +175,10 @@ static int kv_rr_batch(struct kv_rr *s)
 int kv_test_rc_read(struct kv_test *t)
 {
 	struct kv_rr s = { .t = t };
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	u32 three[3];
 	int err;
 
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &s.a, &s.b, &attr, &rc, &rc);
+	err = kv_rc_pair_default(t, &s.a, &s.b);
 	if (!err)
 		err = kv_buf_alloc(t, &s.source, s.b.dev->ibdev, KV_RR_SOURCE);
 	if (!err)

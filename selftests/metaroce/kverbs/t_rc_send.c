@@ -131,13 +131,9 @@ static int kv_rs_all(struct kv_rs *s, u32 size)
 int kv_test_rc_send(struct kv_test *t)
 {
 	struct kv_rs s = { .t = t };
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	int err;
 
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &s.a, &s.b, &attr, &rc, &rc);
+	err = kv_rc_pair_default(t, &s.a, &s.b);
 	if (!err)
 		err = kv_rs_all(&s, t->ctx->size);
 	kv_ep_destroy(&s.b);

@@ -183,13 +183,9 @@ static int kv_rw_all(struct kv_rw *s, u32 size)
 int kv_test_rc_write(struct kv_test *t)
 {
 	struct kv_rw s = { .t = t };
-	struct kv_ep_attr attr;
-	struct kv_rc_attr rc;
 	int err;
 
-	kv_ep_attr_default(&attr, IB_QPT_RC);
-	kv_rc_attr_default(&rc);
-	err = kv_rc_pair(t, &s.a, &s.b, &attr, &rc, &rc);
+	err = kv_rc_pair_default(t, &s.a, &s.b);
 	if (!err)
 		err = kv_buf_alloc(t, &s.target, s.b.dev->ibdev, KV_RW_TARGET);
 	if (!err)
