@@ -4,6 +4,8 @@
 # the whole file was skipped.
 set -u
 
+_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 KSFT_PASS=0
 KSFT_FAIL=1
 KSFT_SKIP=4
@@ -76,13 +78,6 @@ wait_for() {
 	return 1
 }
 
-# build_prog NAME: compile progs/NAME.c with the programs' shared dev.c
-# into /tmp/NAME.
-_progs=$(dirname "${BASH_SOURCE[0]}")/progs
-build_prog() {
-	gcc -O2 -Wall -Wextra -o /tmp/"$1" "$_progs/$1.c" "$_progs/dev.c" -libverbs
-}
-
 # Two hosts: namespaces mra (10.77.0.1, fd77::1 on veth va) and mrb
 # (10.77.0.2, fd77::2 on veth vb).
 NS_A=mra
@@ -104,6 +99,41 @@ setup_two_hosts() {
 	ip -n $NS_B link set lo up
 	ip -n $NS_A link set va up
 	ip -n $NS_B link set vb up
+}
+
+# add_devices DEV_A DEV_B: MetaRoCE devices DEV_A on va in host A and DEV_B
+# on vb in host B (setup_two_hosts first), waiting for their IPv4 GIDs.
+add_devices() {
+	ip netns exec $NS_A rdma link add "$1" type metaroce netdev va
+	ip netns exec $NS_B rdma link add "$2" type metaroce netdev vb
+	wait_for 10 gid_index "$1"
+	wait_for 10 gid_index "$2"
+}
+
+# txp NS NETDEV: the packets NETDEV in namespace NS has sent.
+txp() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
+
+# kverbs TESTS [PARAMS...]: one run of the in-kernel verbs tests TESTS
+# (kverbs/mroce_kverbs.ko, test_kverbs.sh) between the devices $KV_A and
+# $KV_B at $KV_IP_A and $KV_IP_B, with the module's PARAMS; succeeds when
+# every test passed.
+KV_KO=$_lib_dir/kverbs/mroce_kverbs.ko
+KV_A=la
+KV_B=lb
+KV_IP_A=$IP_A
+KV_IP_B=$IP_B
+kverbs() {
+	local tests=$1
+	shift
+	insmod "$KV_KO" dev_a="$KV_A" dev_b="$KV_B" ip_a="$KV_IP_A" \
+		ip_b="$KV_IP_B" tests="$tests" "$@" && rmmod mroce_kverbs
+}
+
+# build_prog NAME: compile progs/NAME.c with the programs' shared dev.c
+# into /tmp/NAME.
+build_prog() {
+	gcc -O2 -Wall -Wextra -o /tmp/"$1" "$_lib_dir/progs/$1.c" \
+		"$_lib_dir/progs/dev.c" -libverbs
 }
 
 # The GID table entries (sysfs) of ibdev port 1, non-zero ones only.

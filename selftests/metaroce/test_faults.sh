@@ -7,22 +7,14 @@
 # every completion), and no QP sees an error.
 . "$(dirname "$0")/lib.sh"
 
-KO=selftests/metaroce/kverbs/mroce_kverbs.ko
 tap_plan 9
 setup_two_hosts
-ip netns exec $NS_A rdma link add la type metaroce netdev va
-ip netns exec $NS_B rdma link add lb type metaroce netdev vb
+add_devices la lb
 
 cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 set_fault() {
 	ip netns exec $NS_A tc qdisc replace dev va root netem "$@"
 	ip netns exec $NS_B tc qdisc replace dev vb root netem "$@"
-}
-kverbs() {
-	local tests=$1
-	shift
-	insmod $KO dev_a=la dev_b=lb ip_a=$IP_A ip_b=$IP_B tests="$tests" "$@" &&
-		rmmod mroce_kverbs
 }
 
 set_fault delay 1ms reorder 25% 50%

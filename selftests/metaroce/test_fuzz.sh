@@ -15,6 +15,7 @@
 # The full million-packet run (about 10 minutes under TCG):
 #   tools/vm/run.sh -t 2400 -- env FUZZ_COUNT=1000000 selftests/metaroce/test_fuzz.sh
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/livelib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 COMP=$here/../compliance
@@ -30,25 +31,7 @@ tap_plan 10
 [ -x $FUZZ ] || make -s -C "$here/../.." tools/mrfuzz
 setup_two_hosts
 ip -n $NS_B addr add $FUZZ_IP/24 dev vb
-ip netns exec $NS_A rdma link add ra type metaroce netdev va
-ip netns exec $NS_B rdma link add rb type metaroce netdev vb
-wait_for 10 gid_index ra
-wait_for 10 gid_index rb
-
-# Live traffic: validated RC pingpongs, one after the other, until stopped.
-live_loop() {
-	local n=0
-	while [ ! -e $W/stop ]; do
-		if pingpong_pair ibv_rc_pingpong ra rb -c -s 4096 -n 200 >/dev/null; then
-			echo "ok $n" >> $W/live.log
-		else
-			echo "FAIL $n" >> $W/live.log
-			cat /tmp/pp-client.log /tmp/pp-server.log >> $W/live.log
-		fi
-		n=$((n + 1))
-	done
-}
-live_runs() { grep -c '^ok' $W/live.log 2>/dev/null || echo 0; }
+add_devices ra rb
 
 # udp_in: UDP datagrams delivered in host A (to the MetaRoCE socket).
 udp_in() {
@@ -66,10 +49,7 @@ accounted() {
 }
 snap() { (cd $CNT && grep -H . drop_* ud_drop_* rx_packets path_duplicates nak_*_sent) | sort > "$1"; }
 
-rm -f $W/stop $W/live.log
-live_loop &
-live_pid=$!
-wait_for 120 bash -c "[ \$(grep -c '^ok' $W/live.log 2>/dev/null) -ge 1 ]"
+live_start 200
 
 # Corpus: live packets from a capture, and our own connection's.
 ip netns exec $NS_B tcpdump -i vb -s 0 -U -w $W/live.pcap -c 400 udp port 4793 \
@@ -120,13 +100,11 @@ diag "$(join -t: $W/before $W/after | awk -F: '$3 != $2 { print $1 ": +" $3 - $2
 diag "UDP datagrams in: $((in1 - in0)), accounted by rx_packets and drops: $((acc1 - acc0))"
 
 ok_if "live pingpongs completed during the fuzzing" \
-	bash -c "[ \$(grep -c '^ok' $W/live.log) -gt $runs0 ]"
+	test "$(live_runs)" -gt "$runs0"
 # One more after the fuzzing: the connection still carries correct data.
 runs1=$(live_runs)
-ok_if "live traffic completes after the fuzzing" wait_for 180 \
-	bash -c "[ \$(grep -c '^ok' $W/live.log) -gt $runs1 ]"
-touch $W/stop
-wait $live_pid
+ok_if "live traffic completes after the fuzzing" live_more "$runs1" 180
+live_stop
 ok_if "every live pingpong passed its data check ($(live_runs) runs)" \
 	bash -c "! grep -A30 FAIL $W/live.log"
 

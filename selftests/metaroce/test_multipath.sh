@@ -8,9 +8,9 @@
 # other link with no QP error; every byte is checked (kernel verbs tests).
 . "$(dirname "$0")/lib.sh"
 
-KO=selftests/metaroce/kverbs/mroce_kverbs.ko
 A=10.80.0.1
 B=10.80.0.2
+KV_A=ma KV_B=mb KV_IP_A=$A KV_IP_B=$B
 tap_plan 9
 
 ip netns add $NS_A
@@ -52,13 +52,6 @@ links_add
 
 cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 # txp NS DEV: packets DEV has sent.
-txp() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
-kverbs() {
-	local tests=$1
-	shift
-	insmod $KO dev_a=ma dev_b=mb ip_a=$A ip_b=$B tests="$tests" "$@" &&
-		rmmod mroce_kverbs
-}
 # share_ok BEFORE1 BEFORE2: both of host A's links sent at least a fifth
 # of what A sent since the BEFORE counts.
 share_ok() {

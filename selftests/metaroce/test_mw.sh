@@ -19,10 +19,7 @@ TESTS=(type1 type2 type2_ex zero_based range rights local_inv send_inv
        other_qp rebind bind_errno bind_err_wc dealloc teardown)
 tap_plan $((${#TESTS[@]} + 4))
 setup_two_hosts
-ip netns exec $NS_A rdma link add mwa type metaroce netdev va
-ip netns exec $NS_B rdma link add mwb type metaroce netdev vb
-wait_for 10 gid_index mwa
-wait_for 10 gid_index mwb
+add_devices mwa mwb
 
 PROG=/tmp/rc_mw
 ok_if "build rc_mw" build_prog rc_mw

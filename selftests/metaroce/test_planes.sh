@@ -10,7 +10,6 @@
 . "$(dirname "$0")/lib.sh"
 
 MR=tools/metaroce/metaroce
-KO=selftests/metaroce/kverbs/mroce_kverbs.ko
 tap_plan 17
 
 [ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
@@ -25,19 +24,11 @@ ip -n $NS_B link set vb2 up
 ip link add va3 netns $NS_A type veth peer name vb3 netns $NS_B
 ip -n $NS_A link set va3 up
 ip -n $NS_B link set vb3 up
-ip netns exec $NS_A rdma link add la type metaroce netdev va
-ip netns exec $NS_B rdma link add lb type metaroce netdev vb
+add_devices la lb
 ip netns exec $NS_A rdma link add lc type metaroce netdev va3
 
 mra() { ip netns exec $NS_A $MR "$@"; }
 mrb() { ip netns exec $NS_B $MR "$@"; }
-txp() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
-kverbs() {
-	local tests=$1
-	shift
-	insmod $KO dev_a=la dev_b=lb ip_a=$IP_A ip_b=$IP_B tests="$tests" "$@" &&
-		rmmod mroce_kverbs
-}
 # npaths PLANE STATE: paths of la's connection to lb on PLANE in STATE.
 npaths() {
 	mra show la | grep -c "^    path [0-9]* plane $1 $2 "

@@ -6,11 +6,9 @@
 # about what was lost, not whole windows.
 . "$(dirname "$0")/lib.sh"
 
-KO=selftests/metaroce/kverbs/mroce_kverbs.ko
 tap_plan 14
 setup_two_hosts
-ip netns exec $NS_A rdma link add la type metaroce netdev va
-ip netns exec $NS_B rdma link add lb type metaroce netdev vb
+add_devices la lb
 # Under TCG on a loaded host the guest stalls for many milliseconds;
 # with the datacenter default (1 ms) such stalls fire RTOs whose resends
 # are spurious.  The bound below is about the transport, not the emulator.
@@ -26,13 +24,6 @@ netem_dropped() {
 set_loss() {
 	ip netns exec $NS_A tc qdisc replace dev va root netem loss "$1"
 	ip netns exec $NS_B tc qdisc replace dev vb root netem loss "$1"
-}
-# kverbs TESTS [PARAMS...]: run the in-kernel verbs tests.
-kverbs() {
-	local tests=$1
-	shift
-	insmod $KO dev_a=la dev_b=lb ip_a=$IP_A ip_b=$IP_B tests="$tests" "$@" &&
-		rmmod mroce_kverbs
 }
 # resend_ok: the transport resends what was lost, not windows.  Both ways
 # together: retransmissions whose content the peer then received twice

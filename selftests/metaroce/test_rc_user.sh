@@ -6,10 +6,7 @@
 
 tap_plan 5
 setup_two_hosts
-ip netns exec $NS_A rdma link add ra type metaroce netdev va
-ip netns exec $NS_B rdma link add rb type metaroce netdev vb
-wait_for 10 gid_index ra
-wait_for 10 gid_index rb
+add_devices ra rb
 
 # pingpong ARGS...: server in B, client in A; both must finish.
 pingpong() { pingpong_pair ibv_rc_pingpong ra rb "$@"; }

@@ -7,6 +7,7 @@
 # sent, or replay old packets.  Each kind must be dropped and counted, and
 # the live traffic must keep completing with correct data.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/livelib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 COMP=$here/../compliance
@@ -16,29 +17,11 @@ mkdir -p $W
 
 tap_plan 8
 setup_two_hosts
-ip netns exec $NS_A rdma link add ra type metaroce netdev va
-ip netns exec $NS_B rdma link add rb type metaroce netdev vb
-wait_for 10 gid_index ra
-wait_for 10 gid_index rb
+add_devices ra rb
 
-live_loop() {
-	local n=0
-	while [ ! -e $W/stop ]; do
-		if pingpong_pair ibv_rc_pingpong ra rb -c -s 4096 -n 100 >/dev/null; then
-			echo "ok $n" >> $W/live.log
-		else
-			echo "FAIL $n" >> $W/live.log
-		fi
-		n=$((n + 1))
-	done
-}
-live_runs() { grep -c '^ok' $W/live.log 2>/dev/null || echo 0; }
 c() { cat $CNT/$1; }
 
-rm -f $W/stop $W/live.log
-live_loop &
-live_pid=$!
-wait_for 120 bash -c "[ \$(grep -c '^ok' $W/live.log 2>/dev/null) -ge 1 ]"
+live_start 100
 
 # spoof KIND COUNTER...: send 200 packets of KIND from a fresh capture of
 # the live connection; the sum of COUNTERs must grow by at least 200 and
@@ -58,8 +41,7 @@ spoof() {
 	for x in "$@"; do after=$((after + $(c $x))); done
 	echo "$* +$((after - before))"
 	[ $((after - before)) -ge 200 ] || return 1
-	wait_for 120 bash -c "[ \$(grep -c '^ok' $W/live.log) -gt $runs ]" ||
-		{ echo "live traffic stalled"; return 1; }
+	live_more "$runs" || { echo "live traffic stalled"; return 1; }
 }
 
 ok_if "wrong Token from a wrong source address: drop_bad_token" spoof token drop_bad_token
@@ -80,14 +62,13 @@ spoof_connect() {
 		udp port 4793 2>/dev/null
 	ip netns exec $NS_B /usr/bin/python3 $COMP/spoof.py $W/live.pcap $IP_A $IP_B \
 		connect 3 || return 1
-	wait_for 120 bash -c "[ \$(grep -c '^ok' $W/live.log) -gt $((runs + 1)) ]" ||
+	live_more $((runs + 1)) ||
 		{ echo "live traffic stalled after a spoofed CONNECT"; tail -n 3 $W/live.log; return 1; }
 	! grep -q FAIL $W/live.log
 }
 ok_if "CONNECT from the peer's address with another SCID leaves the connection alone" \
 	spoof_connect
-touch $W/stop
-wait $live_pid
+live_stop
 
 rdma link delete ra
 rdma link delete rb

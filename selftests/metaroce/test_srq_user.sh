@@ -18,10 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 UD_TESTS=(limit empty verbs)
 tap_plan $((6 + ${#UD_TESTS[@]}))
 setup_two_hosts
-ip netns exec $NS_A rdma link add sa type metaroce netdev va
-ip netns exec $NS_B rdma link add sb type metaroce netdev vb
-wait_for 10 gid_index sa
-wait_for 10 gid_index sb
+add_devices sa sb
 
 # pingpong ARGS...: server in B, client in A; both must finish.
 pingpong() { pingpong_pair ibv_srq_pingpong sa sb "$@"; }

@@ -7,22 +7,14 @@
 . "$(dirname "$0")/lib.sh"
 
 MR=tools/metaroce/metaroce
-KO=selftests/metaroce/kverbs/mroce_kverbs.ko
 tap_plan 23
 
 [ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
 
 setup_two_hosts
-ip netns exec $NS_A rdma link add la type metaroce netdev va
-ip netns exec $NS_B rdma link add lb type metaroce netdev vb
+add_devices la lb
 
 mra() { ip netns exec $NS_A $MR "$@"; }
-kverbs() {
-	local ipb=$1 tests=$2
-	shift 2
-	insmod $KO dev_a=la dev_b=lb ip_a=$IP_A ip_b="$ipb" tests="$tests" "$@" &&
-		rmmod mroce_kverbs
-}
 # code WANT CMD...: CMD exits with status WANT.
 code() {
 	local want=$1 rc=0
@@ -43,7 +35,7 @@ fails_code() {
 }
 
 ok_if "RC traffic la -> lb: SEND/WRITE/READ 256 KiB, every byte" \
-	kverbs $IP_B rc_send,rc_write,rc_read size=262144
+	kverbs rc_send,rc_write,rc_read size=262144
 
 show=$(mra show la)
 diag "$show"
@@ -88,11 +80,12 @@ ok_if "set two tunables, get and sysfs agree" bash -c "
 	$MR set paths_per_plane 2 reorder_thresh 3 &&
 	[ \$($MR get paths_per_plane) = 2 ] && [ \$($MR get reorder_thresh) = 3 ] &&
 	[ \$(cat /sys/module/metaroce/parameters/paths_per_plane) = 2 ]"
-ok_if "paths_per_plane=2 takes effect: a new connection has 2 paths" bash -c "
+two_paths() {
 	ip -n $NS_B addr add 10.77.0.3/24 dev vb &&
-	insmod $KO dev_a=la dev_b=lb ip_a=$IP_A ip_b=10.77.0.3 tests=rc_send size=4096 &&
-	rmmod mroce_kverbs &&
-	ip netns exec $NS_A $MR show la | grep -A3 'conn $IP_A -> 10.77.0.3:' | grep -q ', 2 paths'"
+		KV_IP_B=10.77.0.3 kverbs rc_send size=4096 &&
+		mra show la | grep -A3 "conn $IP_A -> 10.77.0.3:" | grep -q ', 2 paths'
+}
+ok_if "paths_per_plane=2 takes effect: a new connection has 2 paths" two_paths
 
 # Input errors: messages and exit codes.
 fails_code "set out of range: EINVAL naming the range, exit 1" 1 \
@@ -119,7 +112,7 @@ $MR set paths_per_plane 64 reorder_thresh 1 conn_idle_timeout_s 3600
 kvfail=0
 for i in 4 5 6 7 8 9; do
 	ip -n $NS_B addr add 10.77.0.$i/24 dev vb
-	if ! kverbs 10.77.0.$i rc_send size=4096 > /tmp/tool-kv.log 2>&1; then
+	if ! KV_IP_B=10.77.0.$i kverbs rc_send size=4096 > /tmp/tool-kv.log 2>&1; then
 		kvfail=$((kvfail + 1))
 		diag "kverbs to 10.77.0.$i failed:"
 		diag "$(cat /tmp/tool-kv.log)"

@@ -12,11 +12,7 @@ PP_TESTS=7
 PY_TESTS=(data mix overflow events errors ah_from_wc resize flush)
 tap_plan $((PP_TESTS + ${#PY_TESTS[@]} + 3))
 setup_two_hosts
-ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
-ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
-
-wait_for 10 gid_index mra0
-wait_for 10 gid_index mrb0
+add_devices mra0 mrb0
 GA=$(gid_index mra0)
 GB=$(gid_index mrb0)
 diag "GID index: mra0 $GA, mrb0 $GB"

@@ -13,10 +13,7 @@
 PY_TESTS=(device cqex cqex_batch qpex_rc qpex_ud qpex_errors rereg)
 tap_plan $((${#PY_TESTS[@]} + 5))
 setup_two_hosts
-ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
-ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
-wait_for 10 gid_index mra0
-wait_for 10 gid_index mrb0
+add_devices mra0 mrb0
 
 for t in "${PY_TESTS[@]}"; do
 	ok_if "pyverbs: $t" timeout 240 /usr/bin/python3 \

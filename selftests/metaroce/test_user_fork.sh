@@ -9,10 +9,7 @@
 
 tap_plan 6
 setup_two_hosts
-ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
-ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
-wait_for 10 gid_index mra0
-wait_for 10 gid_index mrb0
+add_devices mra0 mrb0
 
 PROG=/tmp/rc_fork
 ok_if "build rc_fork" build_prog rc_fork

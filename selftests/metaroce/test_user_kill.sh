@@ -7,9 +7,7 @@
 
 tap_plan 9
 setup_two_hosts
-ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
-ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
-wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mr[ab]0/ports/1/gids/*'
+add_devices mra0 mrb0
 
 STREAM=/tmp/ud_stream
 ok_if "build ud_stream" build_prog ud_stream

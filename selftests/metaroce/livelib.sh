@@ -1,0 +1,46 @@
+#!/bin/bash
+# Live traffic for the hostile-input tests (sourced after lib.sh; devices
+# ra in host A and rb in host B, scratch directory $W): validated RC
+# pingpongs (ibv_rc_pingpong -c -s 4096), one after the other, each logged
+# in $W/live.log as "ok N", or as "FAIL N" followed by both sides' output.
+#
+#   live_start ITERS  start them, ITERS iterations each, and wait for the
+#                     first to pass
+#   live_runs         how many have passed
+#   live_more N [S]   wait, at most S seconds (120), for more than N passed
+#   live_stop         stop after the current one
+
+_live_loop() {
+	local n=0
+	while [ ! -e "$W/stop" ]; do
+		if pingpong_pair ibv_rc_pingpong ra rb -c -s 4096 -n "$1" \
+			>/dev/null; then
+			echo "ok $n" >> "$W/live.log"
+		else
+			echo "FAIL $n" >> "$W/live.log"
+			cat /tmp/pp-client.log /tmp/pp-server.log >> "$W/live.log"
+		fi
+		n=$((n + 1))
+	done
+}
+
+live_start() {
+	rm -f "$W/stop" "$W/live.log"
+	_live_loop "$1" &
+	live_pid=$!
+	live_more 0
+}
+
+live_runs() {
+	local n
+	n=$(grep -c '^ok' "$W/live.log" 2>/dev/null)
+	echo "${n:-0}"
+}
+
+_live_beyond() { [ "$(live_runs)" -gt "$1" ]; }
+live_more() { wait_for "${2:-120}" _live_beyond "$1"; }
+
+live_stop() {
+	touch "$W/stop"
+	wait "$live_pid"
+}
