@@ -18,6 +18,7 @@ import struct
 import sys
 
 import mrpkt as m
+from capture import pcap_packets
 from peer import Peer
 
 
@@ -31,24 +32,6 @@ def agent(port, target_ip, **req):
     if not ans.get("ok"):
         raise RuntimeError("agent: %s" % ans)
     return ans
-
-
-def pcap_payloads(path, port=m.UDP_PORT):
-    data = open(path, "rb").read()
-    linktype = struct.unpack("<I", data[20:24])[0]
-    off, out = 24, []
-    while off + 16 <= len(data):
-        incl = struct.unpack("<I", data[off + 8:off + 12])[0]
-        frame = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        ip = frame[14:] if linktype == 1 else frame
-        if len(ip) < 28 or ip[0] >> 4 != 4 or ip[9] != 17:
-            continue
-        ihl = (ip[0] & 15) * 4
-        dport, ulen = struct.unpack(">HH", ip[ihl + 2:ihl + 6])
-        if dport == port:
-            out.append(ip[ihl + 8:ihl + ulen])
-    return out
 
 
 def main():
@@ -106,7 +89,7 @@ def main():
     if state:
         json.dump(dict(cid=p.cid, token=p.token, epoch=p.epoch, sport=p.sport,
                        psn=p.psn), open(state, "w"))
-    live = pcap_payloads(cap)
+    live = [pl for _, _, pl in pcap_packets(cap)]
     with open(out, "w") as f:
         for pkt in seqs + ctrl:
             f.write("F %s\n" % pkt.hex())

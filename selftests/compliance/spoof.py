@@ -20,27 +20,8 @@ import struct
 import sys
 
 import mrpkt as m
-from fuzzprep import pcap_payloads  # noqa: F401
+from capture import pcap_packets
 from peer import Peer
-
-
-def pcap_packets(path, port=m.UDP_PORT):
-    data = open(path, "rb").read()
-    linktype = struct.unpack("<I", data[20:24])[0]
-    off, out = 24, []
-    while off + 16 <= len(data):
-        incl = struct.unpack("<I", data[off + 8:off + 12])[0]
-        frame = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        ip = frame[14:] if linktype == 1 else frame
-        if len(ip) < 28 or ip[0] >> 4 != 4 or ip[9] != 17:
-            continue
-        ihl = (ip[0] & 15) * 4
-        dport, ulen = struct.unpack(">HH", ip[ihl + 2:ihl + 6])
-        if dport == port:
-            out.append((".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20])),
-                        ip[ihl + 8:ihl + ulen]))
-    return out
 
 
 def main():
