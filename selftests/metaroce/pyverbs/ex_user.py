@@ -28,7 +28,7 @@ from pyverbs.qp import (DataBuffer, QP, QPAttr, QPCap, QPEx,  # noqa: E402
 from pyverbs.wr import SGE, RecvWR, SendWR  # noqa: E402
 
 from mrlib import (GRH_LEN, QKEY, Host, TestFailure, check,  # noqa: E402
-                   main, post_recv)
+                   main, post_recv, rdma_errno)
 
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
           e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
@@ -52,14 +52,6 @@ ATOM = 1024 * 1024 - 64		# the atomic target word, in the DST half
 def be32(v):
     """What read_imm_data returns for immediate data v (network order)."""
     return struct.unpack('=I', struct.pack('!I', v))[0]
-
-
-def rdma_errno(fn):
-    try:
-        fn()
-    except PyverbsRDMAError as ex:
-        return ex.error_code
-    return 0
 
 
 def mono_ns(ctx):

@@ -15,6 +15,7 @@ from pyverbs.cq import CQ, CompChannel
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
@@ -30,6 +31,15 @@ class TestFailure(Exception):
 def check(cond, what):
     if not cond:
         raise TestFailure(what)
+
+
+def rdma_errno(fn):
+    """The errno value fn() fails with (PyverbsRDMAError), or 0."""
+    try:
+        fn()
+    except PyverbsRDMAError as ex:
+        return ex.error_code
+    return 0
 
 
 def ipv4_gid_index(ctx, port=1):

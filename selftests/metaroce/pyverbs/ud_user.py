@@ -16,12 +16,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pyverbs.enums as e  # noqa: E402
 from pyverbs.addr import AH  # noqa: E402
 from pyverbs.cq import CQ  # noqa: E402
-from pyverbs.pyverbs_error import PyverbsRDMAError  # noqa: E402
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
 from pyverbs.wr import SGE, RecvWR, SendWR  # noqa: E402
 
 from mrlib import (GRH_LEN, QKEY, Host, TestFailure, check,  # noqa: E402
-                   expect_empty, main, poll, post_recv, readable, send_wr)
+                   expect_empty, main, poll, post_recv, rdma_errno, readable,
+                   send_wr)
 
 SLOT = 4096
 SEND_BASE = 512 * 1024
@@ -57,14 +57,6 @@ def wait_counter(dev, name, target, timeout=20):
         check(time.monotonic() < end, '%s %s stuck at %d < %d' %
               (dev, name, counter(dev, name), target))
         time.sleep(0.01)
-
-
-def rdma_errno(fn):
-    try:
-        fn()
-    except PyverbsRDMAError as ex:
-        return ex.error_code
-    return 0
 
 
 def check_recv(wc, wr_id, size, src, dst, sqp, rqp, imm, data, payload):
