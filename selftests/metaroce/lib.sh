@@ -110,6 +110,12 @@ add_devices() {
 	wait_for 10 gid_index "$2"
 }
 
+# user_objects_gone: no QP but the kernel's own (ib_core's), no CM ID.
+user_objects_gone() {
+	! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&
+		! rdma res show cm_id | grep -q .
+}
+
 # txp NS NETDEV: the packets NETDEV in namespace NS has sent.
 txp() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
 

@@ -14,10 +14,7 @@ RC_TESTS=(send_bw send_lat write_bw write_lat read_bw read_lat atomic_bw
 perf_devices() {
 	setup_two_hosts
 	modprobe rdma_ucm
-	ip netns exec $NS_A rdma link add ra type metaroce netdev va
-	ip netns exec $NS_B rdma link add rb type metaroce netdev vb
-	wait_for 10 gid_index ra
-	wait_for 10 gid_index rb
+	add_devices ra rb
 	GA=$(gid_index ra)
 	GB=$(gid_index rb)
 }

@@ -38,9 +38,7 @@ coalesced() {
 }
 ok_if "ACK coalescing: a bulk WRITE takes under 3 ACKs per 4 packets" \
 	coalesced
-ok_if "no user objects left" bash -c \
-	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&
-	 ! rdma res show cm_id | grep -q .'
+ok_if "no user objects left" user_objects_gone
 
 rdma link delete ra
 rdma link delete rb

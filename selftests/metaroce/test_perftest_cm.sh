@@ -24,9 +24,7 @@ ok_if "ib_send_bw -c UD -q 4 -R" perf "ib_send_bw -c UD -q 4 -R" 1 100 \
 ok_if "ib_send_lat -c UD -R" perf "ib_send_lat -c UD -R" 1 100 \
 	ib_send_lat -c UD -s 512
 
-ok_if "no user objects left" bash -c \
-	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&
-	 ! rdma res show cm_id | grep -q .'
+ok_if "no user objects left" user_objects_gone
 
 rdma link delete ra
 rdma link delete rb

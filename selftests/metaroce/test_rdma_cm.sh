@@ -12,10 +12,7 @@
 tap_plan 14
 setup_two_hosts
 modprobe rdma_ucm
-ip netns exec $NS_A rdma link add ra type metaroce netdev va
-ip netns exec $NS_B rdma link add rb type metaroce netdev vb
-wait_for 10 gid_index ra
-wait_for 10 gid_index rb
+add_devices ra rb
 SRV=/tmp/cm-server.log
 CLI=/tmp/cm-client.log
 
@@ -94,9 +91,7 @@ ok_if "rdma_server / rdma_client (rdma_create_ep)" cm_pair \
 	"rdma_server -s $IP_B" "rdma_client -s $IP_B" \
 	"rdma_server: end 0" "rdma_client: end 0"
 
-ok_if "no QPs or CM IDs left" wait_for 20 bash -c \
-	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&
-	 ! rdma res show cm_id | grep -q .'
+ok_if "no QPs or CM IDs left" wait_for 20 user_objects_gone
 
 rdma link delete ra
 rdma link delete rb
