@@ -250,7 +250,7 @@ pt_result() {
 mroce_feature() {
 	case $1 in
 	multipath) [ -e /sys/module/metaroce/parameters/paths_per_plane ] ;;
-	planes) command -v metaroce > /dev/null && metaroce help 2>&1 | grep -qw plane ;;
+	planes) "$MROCE_TOOL" help 2>&1 | grep -q "plane add" ;;
 	cc) [ -e /sys/module/metaroce/parameters/loss_is_congestion ] ;;
 	*) return 1 ;;
 	esac
@@ -259,7 +259,7 @@ mroce_feature() {
 mroce_feature_why() {
 	case $1 in
 	multipath) echo "multipath is not implemented yet (no paths_per_plane module parameter); every connection uses one path" ;;
-	planes) echo "planes cannot be configured yet: the kernel has them but there is no metaroce tool with a plane command (BENCH_PLANE_ADD in scen_paths.sh is the hook)" ;;
+	planes) echo "the metaroce tool ($MROCE_TOOL) is not built or has no plane command" ;;
 	cc) echo "congestion control is not implemented yet (no loss_is_congestion parameter); senders do not react to ECN" ;;
 	esac
 }

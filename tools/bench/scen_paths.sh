@@ -1,14 +1,24 @@
 #!/bin/bash
-# Multipath and planes: throughput with 1, 2 and 4 planes (extra veth
-# pairs between mra and mrb), and a throughput time series across a path
-# outage (netem loss 100% on one plane's veth, both directions, for
+# Multipath and planes: throughput with 1, 2 and 4 planes (veth pairs
+# between mra and mrb, each shaped to BENCH_LINK_MBIT so that a plane, not
+# the emulated CPU, is the bottleneck), and a throughput time series across
+# a plane outage (netem loss 100% on one plane's veth, both directions, for
 # BENCH_OUTAGE_S seconds): the dip and the time back to full speed.
-# Planes need the feature (mroce_feature planes); the one-plane outage
-# series runs today.
 
-# The command that adds netdev $2 as a plane of device $1; set by the
-# planes implementation's interface (see usage.md when it lands).
-BENCH_PLANE_ADD=${BENCH_PLANE_ADD:-"metaroce plane add dev %s netdev %s"}
+MROCE_TOOL=${MROCE_TOOL:-$(readlink -f "$(dirname "${BASH_SOURCE[0]}")/../metaroce/metaroce")}
+# The command that adds netdev $2 as a plane of device $1 (usage.md).
+BENCH_PLANE_ADD=${BENCH_PLANE_ADD:-"$MROCE_TOOL plane add %s %s"}
+PLANE_SHAPE=0
+
+# link_restore NS DEV: DEV's root qdisc back to what the scenario set.
+link_restore() {
+	if ((PLANE_SHAPE)); then
+		ip netns exec "$1" tc qdisc replace dev "$2" root tbf \
+			rate "${BENCH_LINK_MBIT}mbit" burst 32kb latency 50ms
+	else
+		ip netns exec "$1" tc qdisc del dev "$2" root
+	fi
+}
 
 # series STACK NS_A DEV_A NS_B DEV_B: ib_write_bw 64 KiB, 8 QPs, --run_infinitely -D 1
 # prints one result line per second of perftest's own clock.  After
@@ -44,8 +54,8 @@ series() {
 			ip netns exec "$nsb" tc qdisc replace dev "$dvb" root netem loss 100%
 			down=$(lines)
 			sleep "$BENCH_OUTAGE_S"
-			ip netns exec "$nsa" tc qdisc del dev "$dva" root
-			ip netns exec "$nsb" tc qdisc del dev "$dvb" root
+			link_restore "$nsa" "$dva"
+			link_restore "$nsb" "$dvb"
 			up=$(lines)
 		elif [ -n "$up" ] && ((n >= up + BENCH_SERIES_AFTER)); then
 			break
@@ -53,8 +63,8 @@ series() {
 		sleep 0.5
 	done
 	[ -n "$down" ] && [ -z "$up" ] && {
-		ip netns exec "$nsa" tc qdisc del dev "$dva" root
-		ip netns exec "$nsb" tc qdisc del dev "$dvb" root
+		link_restore "$nsa" "$dva"
+		link_restore "$nsb" "$dvb"
 	}
 	kill $cpid $spid 2>/dev/null
 	wait $cpid $spid
@@ -68,8 +78,24 @@ series() {
 		down_at="$down" up_at="$up" outage_s="$BENCH_OUTAGE_S"
 }
 
+# planes_devices P: fresh devices ra, rb (no connection left from an
+# earlier run: planes pair when a connection opens) with P planes each.
+planes_devices() {
+	local k
+	ip netns exec $NS_A rdma link delete ra 2>/dev/null
+	ip netns exec $NS_B rdma link delete rb 2>/dev/null
+	ip netns exec $NS_A rdma link add ra type metaroce netdev va &&
+		ip netns exec $NS_B rdma link add rb type metaroce netdev vb &&
+		wait_for 10 gid_index ra && wait_for 10 gid_index rb || return 1
+	for ((k = 1; k < $1; k++)); do
+		# shellcheck disable=SC2059,SC2046 # the template is a command line
+		ip netns exec $NS_A $(printf "$BENCH_PLANE_ADD" ra va$k) &&
+			ip netns exec $NS_B $(printf "$BENCH_PLANE_ADD" rb vb$k) || return 1
+	done
+}
+
 scen_paths() {
-	local p k added=1
+	local p k
 	if ! mroce_feature planes; then
 		rec group=planes stack=mroce-2ns status=not_measured error="$(mroce_feature_why planes)"
 		log "outage: one plane"
@@ -84,21 +110,29 @@ scen_paths() {
 		ip -n $NS_A link set va$k up
 		ip -n $NS_B link set vb$k up
 	done
+	PLANE_SHAPE=1
+	for k in "" 1 2 3; do
+		link_restore $NS_A va$k
+		link_restore $NS_B vb$k
+	done
 	for p in 1 2 4; do
-		for ((k = added; k < p; k++)); do
-			# shellcheck disable=SC2059,SC2046 # the template is a command line
-			ip netns exec $NS_A $(printf "$BENCH_PLANE_ADD" ra va$k) &&
-				ip netns exec $NS_B $(printf "$BENCH_PLANE_ADD" rb vb$k) || {
-				rec group=planes stack=mroce-2ns planes="$p" status=failed error="adding plane $k failed"
-				return
-			}
-		done
-		added=$p
+		if ! planes_devices $p; then
+			rec group=planes stack=mroce-2ns planes="$p" status=failed error="setting up $p planes failed"
+			break
+		fi
 		if perftest mroce-2ns $((BENCH_DUR + 60)) ib_write_bw -s 65536 -q 8 -D "$BENCH_DUR"; then
-			rec group=planes stack=mroce-2ns planes="$p" status=ok mbps="${PT_F[3]}"
+			rec group=planes stack=mroce-2ns planes="$p" status=ok mbps="${PT_F[3]}" \
+				link_mbit="$BENCH_LINK_MBIT"
 		else
 			rec group=planes stack=mroce-2ns planes="$p" status=failed error="$PT_ERR"
 		fi
 		((p == 2)) && { log "outage: plane 1 of 2"; OUTAGE_PLANES=2 series mroce-2ns $NS_A va1 $NS_B vb1; }
 	done
+	PLANE_SHAPE=0
+	for k in "" 1 2 3; do
+		ip netns exec $NS_A tc qdisc del dev va$k root 2>/dev/null
+		ip netns exec $NS_B tc qdisc del dev vb$k root 2>/dev/null
+	done
+	for k in 1 2 3; do ip -n $NS_A link del va$k; done
+	planes_devices 1 || log "paths: could not set up ra, rb again"
 }
