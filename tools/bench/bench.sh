@@ -40,6 +40,13 @@ vmrec=$work/vmrun.jsonl
 : > "$vmrec"
 
 start=$SECONDS
+# The host's load (other VMs, builds) during the run: /proc/loadavg at the
+# start, every 30 s and at the end, into the "host" record.
+hostrec=$work/host.jsonl
+loadlog=$work/loadavg.txt
+read -r load0 _ < /proc/loadavg
+( while :; do read -r l _ < /proc/loadavg; echo "$l" >> "$loadlog"; sleep 30; done ) &
+loadpid=$!
 one_vm() {
 	echo "bench: one VM ($mode), logs in $work/one"
 	tools/vm/run.sh -q -t "$vm_timeout" -o "$work/one" -- \
@@ -78,14 +85,22 @@ else
 	two_vm
 	records+=("$work/two/vm0/bench/records.jsonl")
 fi
-records+=("$vmrec")
+kill $loadpid 2>/dev/null
+wait $loadpid 2>/dev/null
+read -r load1 _ < /proc/loadavg
+echo "$load1" >> "$loadlog"
+printf '{"group": "host", "status": "ok", "host_cpus": %d, "loadavg1_start": %s, "loadavg1_end": %s, %s, "wall_s": %d}\n' \
+	"$(nproc)" "$load0" "$load1" \
+	"$(awk '{ s += $1; n++; if ($1 > m) m = $1 } END { printf "\"loadavg1_max\": %.2f, \"loadavg1_mean\": %.2f, \"load_samples\": %d", m, s / n, n }' "$loadlog")" \
+	"$((SECONDS - start))" > "$hostrec"
+records+=("$vmrec" "$hostrec")
 present=()
 for r in "${records[@]}"; do [ -f "$r" ] && present+=("$r"); done
 
 if [ "$mode" != smoke ]; then
 	md=$tree/BENCHMARKS.md json=$tree/bench/results.json plots=$tree/bench/plots
-	note="Measured on a shared 2-core machine with other VMs running: absolute numbers are noisy. The lead re-runs \`make bench\` on a quiet machine before quoting them."
-	[ "$mode" = short ] && note+=" This is a short run (tools/bench/bench.sh -m short): fewer sizes, loss levels and iterations; cases it did not reach read \"not run\"."
+	note=""
+	[ "$mode" = short ] && note="This is a short run (tools/bench/bench.sh -m short): fewer sizes, loss levels and iterations; cases it did not reach read \"not run\"."
 else
 	md=$work/BENCHMARKS.md json=$work/results.json plots=$work/plots
 	note="Smoke run: tiny sizes, a few cases; checks the harness, not the transport."
