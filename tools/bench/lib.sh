@@ -286,7 +286,13 @@ sampler_start() {
 	local f=$1 ns=""
 	shift
 	[[ $1 == /* ]] || { ns=$1; shift; }
-	in_ns "$ns" "$BENCH_HERE/sample.sh" "$f" "${BENCH_SAMPLE_S:-0.5}" "$@" &
+	# Started directly (not through in_ns, a function: its subshell
+	# would be the pid, and killing it would leave the sampler running).
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$BENCH_HERE/sample.sh" "$f" "${BENCH_SAMPLE_S:-0.5}" "$@" &
+	else
+		"$BENCH_HERE/sample.sh" "$f" "${BENCH_SAMPLE_S:-0.5}" "$@" &
+	fi
 	SAMPLER_PID=$!
 }
 
