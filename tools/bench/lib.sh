@@ -56,6 +56,20 @@ in_ns() {
 	if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
 }
 
+# bg_ns NS CMD...: CMD in the background in namespace NS, BG_PID its pid:
+# the command itself (ip netns exec execs it), not a subshell, so that
+# killing BG_PID stops it.
+bg_ns() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$@" &
+	else
+		"$@" &
+	fi
+	BG_PID=$!
+}
+
 # wait_for SECONDS COMMAND...: poll COMMAND until it succeeds, by the clock
 # (each poll may itself take a while under TCG).
 wait_for() {

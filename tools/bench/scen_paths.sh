@@ -38,9 +38,9 @@ series() {
 	port=$BENCH_PORT
 	name=$BENCH_LOGS/series-$st-$port
 	ctr=/sys/class/infiniband/$DS/ports/1/hw_counters/rx_bytes
-	in_ns "$SNS" timeout -k 5 180 ib_write_bw -d "$DS" -x "$(gid_index "$DS")" \
-		-p "$port" -F -s 65536 -q 8 -D 5 --run_infinitely > "$name.server" 2>&1 &
-	spid=$!
+	bg_ns "$SNS" timeout -k 5 180 ib_write_bw -d "$DS" -x "$(gid_index "$DS")" \
+		-p "$port" -F -s 65536 -q 8 -D 5 --run_infinitely > "$name.server" 2>&1
+	spid=$BG_PID
 	if ! wait_for 20 listening "$SNS" "$port"; then
 		kill $spid 2>/dev/null
 		wait $spid
@@ -49,9 +49,9 @@ series() {
 	fi
 	rm -f "$name.samples"
 	sampler_start "$name.samples" "$ctr"
-	in_ns "$CNS" timeout -k 5 170 ib_write_bw -d "$DC" -x "$(gid_index "$DC")" \
-		-p "$port" -F -s 65536 -q 8 -D 5 --run_infinitely "$SIP" > "$name.client" 2>&1 &
-	cpid=$!
+	bg_ns "$CNS" timeout -k 5 170 ib_write_bw -d "$DC" -x "$(gid_index "$DC")" \
+		-p "$port" -F -s 65536 -q 8 -D 5 --run_infinitely "$SIP" > "$name.client" 2>&1
+	cpid=$BG_PID
 	# Traffic has started when the counter moved by a MiB.
 	local c0 c end=$((SECONDS + 90))
 	read -r c0 < "$ctr"
