@@ -6,6 +6,9 @@
 # plots.  Every command that talks to the network runs under timeout(1): a
 # hung perftest ends as a "failed" record with its error, never as a hung
 # bench.
+# The PT_*, IP_MBPS, BG_PID and SAMPLER_PID results are read by the
+# scripts that source this one:
+# shellcheck disable=SC2034
 set -u
 
 BENCH_OUT=${BENCH_OUT:-/mnt/vmout/bench}
