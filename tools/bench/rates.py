@@ -8,13 +8,15 @@ rates.py series FILE T0 COL...
     second after epoch T0 (counters interpolated linearly between
     samples), comma separated.
 rates.py window FILE NACT
-    The window in which each of the first NACT columns moved (all senders
-    running): from the first sample at which every one of them has moved
+    The window in which each of the first NACT columns moved by more than
+    MOVED bytes between samples (all senders running): from the first sample at which every one of them has moved
     to the last sample before any of them stops.  Prints "SECONDS
     r1,r2,..." with the MiB/s of every column over that window, or
     "0 -" when there is no such window.
 """
 import sys
+
+MOVED = 4096
 
 
 def load(path):
@@ -59,7 +61,9 @@ def window(rows, nact):
         return "0 -"
     starts, ends = [], []
     for c in range(1, nact + 1):
-        moved = [i for i in range(1, len(rows)) if rows[i][c] > rows[i - 1][c]]
+        # More than a few frames: ARP and neighbour discovery move the
+        # counters of an idle port too.
+        moved = [i for i in range(1, len(rows)) if rows[i][c] - rows[i - 1][c] > MOVED]
         if not moved:
             return "0 -"
         starts.append(moved[0])
