@@ -66,8 +66,10 @@ def window(rows, nact):
         moved = [i for i in range(1, len(rows)) if rows[i][c] - rows[i - 1][c] > MOVED]
         if not moved:
             return "0 -"
+        # Sending from some time before moved[0] until some time after
+        # moved[-1] - 1: fully active between those two samples.
         starts.append(moved[0])
-        ends.append(moved[-1])
+        ends.append(moved[-1] - 1)
     s, e = max(starts), min(ends)
     if e <= s:
         return "0 -"
