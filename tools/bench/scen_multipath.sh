@@ -90,6 +90,9 @@ scen_multipath() {
 	done
 	log "multipath: outage of link 2 of 2"
 	ecmp_links 2
+	# The links are shaped: the outage's end restores the shaping.
+	PLANE_SHAPE=1
 	OUTAGE_PLANES="2 ECMP links" series mroce-ecmp mpa a2 mpb b2
+	PLANE_SHAPE=0
 	echo "$ppp" > /sys/module/metaroce/parameters/paths_per_plane
 }

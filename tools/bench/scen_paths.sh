@@ -13,10 +13,10 @@ PLANE_SHAPE=0
 # link_restore NS DEV: DEV's root qdisc back to what the scenario set.
 link_restore() {
 	if ((PLANE_SHAPE)); then
-		ip netns exec "$1" tc qdisc replace dev "$2" root tbf \
+		tc -n "$1" qdisc replace dev "$2" root tbf \
 			rate "${BENCH_LINK_MBIT}mbit" burst 32kb latency 50ms
 	else
-		ip netns exec "$1" tc qdisc del dev "$2" root
+		tc -n "$1" qdisc del dev "$2" root
 	fi
 }
 
@@ -32,7 +32,7 @@ link_restore() {
 # fails under TCG most of the time, so they are not used.
 series() {
 	local st=$1 nsa=$2 dva=$3 nsb=$4 dvb=$5 port spid cpid name t0="" tdown tup vals
-	local ctr
+	local ctr tout
 	stack "$st" || return
 	BENCH_PORT=$((BENCH_PORT + 1))
 	port=$BENCH_PORT
@@ -64,16 +64,21 @@ series() {
 		sleep 0.2
 	done
 	if [ -n "$t0" ]; then
+		# Under load a command takes a second or more to start in the
+		# guest: the outage begins once the data direction (A's egress) is
+		# cut and ends once both directions are back; tc -n, not ip netns
+		# exec, which also remounts /sys.
 		sleep "$BENCH_OUTAGE_AT"
-		ip netns exec "$nsa" tc qdisc replace dev "$dva" root netem loss 100%
-		ip netns exec "$nsb" tc qdisc replace dev "$dvb" root netem loss 100%
+		tc -n "$nsa" qdisc replace dev "$dva" root netem loss 100%
 		tdown=$EPOCHREALTIME
+		tc -n "$nsb" qdisc replace dev "$dvb" root netem loss 100%
 		sleep "$BENCH_OUTAGE_S"
 		link_restore "$nsa" "$dva"
 		link_restore "$nsb" "$dvb"
 		tup=$EPOCHREALTIME
 		sleep "$BENCH_SERIES_AFTER"
 	fi
+	tout=$(awk -v a="${tdown:-0}" -v b="${tup:-0}" 'BEGIN { printf "%.1f", b - a }')
 	sampler_stop
 	kill $cpid $spid 2>/dev/null
 	wait $cpid $spid
@@ -87,7 +92,7 @@ series() {
 	rec group=outage stack="$st" planes="$OUTAGE_PLANES" status=ok series="$vals" \
 		series_of="server rx_bytes, MiB/s per wall-clock second" \
 		down_at="$(awk -v a="$t0" -v b="$tdown" 'BEGIN { printf "%.1f", b - a }')" \
-		up_at="$(awk -v a="$t0" -v b="$tup" 'BEGIN { printf "%.1f", b - a }')" outage_s="$BENCH_OUTAGE_S"
+		up_at="$(awk -v a="$t0" -v b="$tup" 'BEGIN { printf "%.1f", b - a }')" outage_s="$tout"
 }
 
 # planes_devices P: fresh devices ra, rb (no connection left from an
