@@ -13,11 +13,17 @@
 profile_sys() {
 	local st=$1 a=/tmp/sysprof-$1-a.json b=/tmp/sysprof-$1-b.json line
 	stack "$st" || return
-	python3 "$BENCH_HERE/sysprof.py" snap "$a" "$DC" "$DS"
-	if ! perftest "$st" $((BENCH_DUR * 4 + 60)) ib_write_bw -s 65536 -D $((BENCH_DUR * 4)); then
-		rec group=profile_sys stack="$st" status=failed error="traffic failed: $PT_ERR"
-		return
-	fi
+	# rxe sometimes ends a long run with a completion error (status 9,
+	# remote invalid request): one more try.
+	local try
+	for try in 1 2; do
+		python3 "$BENCH_HERE/sysprof.py" snap "$a" "$DC" "$DS"
+		perftest "$st" $((BENCH_DUR * 4 + 60)) ib_write_bw -s 65536 -D $((BENCH_DUR * 4)) && break
+		if ((try == 2)); then
+			rec group=profile_sys stack="$st" status=failed error="traffic failed (2 tries): $PT_ERR"
+			return
+		fi
+	done
 	python3 "$BENCH_HERE/sysprof.py" snap "$b" "$DC" "$DS"
 	if line=$(python3 "$BENCH_HERE/sysprof.py" diff "$a" "$b" "$st" mbps="$PT_MBPS" \
 		iters="${PT_F[1]}" msg_size=65536 tool=ib_write_bw); then
