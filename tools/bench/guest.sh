@@ -59,7 +59,8 @@ BENCH_QPSCALE=${BENCH_QPSCALE:-/tmp/qpscale}
 rm -f "$BENCH_REC"
 rec group=meta status=ok mode="$mode" kernel="$(uname -r)" cpus="$(nproc)" \
 	perftest="$(dpkg-query -W -f='${Version}' perftest 2>/dev/null)" \
-	started="$(date -u +%FT%TZ)" tree_commit="commit ${BENCH_COMMIT:-unknown}" dur_s="$BENCH_DUR"
+	started="$(date -u +%FT%TZ)" tree_commit="commit ${BENCH_COMMIT:-unknown}" dur_s="$BENCH_DUR" \
+	rto_min_us="$(cat /sys/module/metaroce/parameters/rto_min_us 2>/dev/null || echo -)"
 # Loss recovery timers: TCG's noisy RTTs are the transport's problem to
 # handle, so the module runs with its defaults.
 # libibverbs dlopen()s every provider named in /etc/libibverbs.d at each

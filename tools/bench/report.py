@@ -191,9 +191,11 @@ class Report:
              not self.ok_any(mp) else "multipath over %s Mbit/s ECMP links, not planes" %
              next((r.get("link_mbit") for r in mp if r.get("link_mbit")), "?"), self.links_why(mp)),
             ("back to full speed within a few RTOs after a plane failure", "s to 90% after the path returned",
-             ost["recover_s"] if ost else None, None, "", "%s outage on %s: %s" % (
-                 "link" if outage is not None and outage.get("stack") == "mroce-ecmp" else "path",
-                 outage.get("planes", "?") if outage is not None else "?", self.outage_text(outage)), ""),
+             ost["recover_s"] if ost else None, None, "", "outage of %s: %s" % (
+                 self.outage_what(outage), self.outage_text(outage)),
+             "the module's minimum RTO is %s us; the RTO in force follows the measured RTT, which "
+             "the run does not record" % (one(R, group="meta") or {}).get("rto_min_us")
+             if (one(R, group="meta") or {}).get("rto_min_us") else ""),
             ("4096 QPs between two hosts", "QP pairs that carried traffic", max_qp, 4096, ">=",
              self.scale_fail_text(scale_all), ""),
         ]
@@ -297,12 +299,12 @@ class Report:
         if p is None:
             return None
         c, per = p["cpu_pct"], p.get("per_data_packet", {})
-        mib = p.get("iters", 0) * p.get("msg_size", 0) / 1048576.0
         txt = "%s: %.0f%% of 2 vCPUs busy (user %.0f%%, sys %.0f%%, softirq %.0f%%), %s us CPU per data packet" % (
             STACK_NAMES.get(st, st), self.busy_pct(p), c.get("user", 0), c.get("system", 0),
             c.get("softirq", 0) + c.get("irq", 0), per.get("cpu_us", "?"))
-        if mib and p.get("data_packets"):
-            txt += ", %.0f data packets per MiB" % (p["data_packets"] / mib)
+        bpp = self.bytes_per_packet(p)
+        if bpp:
+            txt += ", %.0f bytes per data packet" % bpp
         if "acks_sent" in per:
             txt += ", %.2f ACKs per data packet" % per["acks_sent"]
         elif "server_sent_pkts" in per:
@@ -310,6 +312,14 @@ class Report:
         if per.get("retransmits"):
             txt += ", %.3f retransmissions per data packet" % per["retransmits"]
         return txt
+
+    @staticmethod
+    def bytes_per_packet(p):
+        """Receiver bytes (MetaRoCE rx_bytes: headers and CRC included)
+        per data packet; rxe counts no bytes."""
+        rx = (p.get("server") or {}).get("rx_bytes")
+        n = p.get("data_packets")
+        return rx / float(n) if rx and n else None
 
     @property
     def why(self):
@@ -337,9 +347,9 @@ class Report:
             out["bw_tcp"] = ("CPU per GiB (whole guest, \"CPU time\" section): MetaRoCE %.0f s, TCP %.0f s "
                              "(%.1fx): TCP moves 64 KiB GSO segments per skb, MetaRoCE one packet per MTU" % (
                                  cm, ct, cm / ct))
-            if pm and pm.get("data_packets") and pm.get("iters"):
-                out["bw_tcp"] += " (%.0f data packets per MiB)" % (
-                    pm["data_packets"] / (pm["iters"] * pm["msg_size"] / 1048576.0))
+            if pm and self.bytes_per_packet(pm):
+                out["bw_tcp"] += " (%.0f bytes per data packet, %.0f us CPU per data packet)" % (
+                    self.bytes_per_packet(pm), pm.get("per_data_packet", {}).get("cpu_us", 0))
         lmn = val(one(R, group="lat", stack="mroce-1ns", op="send"), "min_us")
         lrn = val(one(R, group="lat", stack="rxe-1ns", op="send"), "min_us")
         lmd = val(one(R, group="lat", stack="mroce-1ns", op="send"), "median_us")
@@ -374,7 +384,8 @@ class Report:
             100 * r["mbps"] / (cap * r["planes"]) if cap else 0, r["planes"], cap) for r in ok)
         one_p = next((r for r in ok if r["planes"] == 1), None)
         if one_p and cap and one_p["mbps"] < 0.8 * cap:
-            txt += " (1 plane already below its link: the CPU, not the links, limits)"
+            txt += (" (1 plane already below its link's capacity: something other than the links limits "
+                    "it; see the profile)")
         return txt
 
     def links_why(self, mp):
@@ -408,6 +419,16 @@ class Report:
                 "idle_before": sum(1 for v in before if v <= 0.05 * pre), "n_before": len(before),
                 "recover_s": (back + 1 - up) if back is not None else None,
                 "points": [(i + 1, v) for i, v in enumerate(vals)], "down": down, "up": up}
+
+    @staticmethod
+    def outage_what(r):
+        if r is None:
+            return "?"
+        if r.get("stack") == "mroce-ecmp":
+            return "one of 2 ECMP links"
+        if r.get("planes") in (1, None):
+            return "the only path (1 plane)"
+        return "one of %s planes" % r.get("planes")
 
     def outage_text(self, r):
         s = self.outage_stats(r)
@@ -719,6 +740,12 @@ class Report:
                 continue
             prof = self.parse_profile(r.get("top", []))
             named = [p for p in prof if not p[2].startswith("0x")]
+            ns = r.get("perf_samples")
+            if isinstance(ns, int) and ns < 200:
+                self.h("%s: **too few samples to read**: perf recorded %d samples in the whole run "
+                       "(TCG: no PMU, cpu-clock samples are lost); the counters above are the profile.\n" % (
+                           name, ns))
+                continue
             if len(named) < 3:
                 self.h("%s: **profile not usable**: perf recorded %d symbol lines, %d of them resolved "
                        "(perf 6.1 in the 6.12 guest under TCG; see profile-%s.txt):\n" % (
@@ -766,9 +793,7 @@ class Report:
             self.h(md_table(["links", "Mbit/s per link", "MiB/s", "vs 1 link", "bytes sent per link (A)",
                              "paths_per_plane"], rows))
         for r in pick(R, group="outage"):
-            what = "one of 2 ECMP links" if r.get("stack") == "mroce-ecmp" else (
-                "the only path (1 plane)" if r.get("planes") in (1, None) else
-                "one of %s planes" % r.get("planes"))
+            what = self.outage_what(r)
             self.h("\n- outage of %s (netem loss 100%% both ways for %s s, ib_write_bw 64 KiB, 8 QPs, "
                    "MiB/s the server received per wall-clock second): %s" % (what, r.get("outage_s", "?"), self.outage_text(r)))
         self.h("")

@@ -36,7 +36,7 @@ profile_sys() {
 
 # profile_perf STACK: run 2.
 profile_perf() {
-	local st=$1 data out ppid rc
+	local st=$1 data out ppid rc ns
 	data=/tmp/perf-$st.data
 	out=$BENCH_OUT/profile-$st.txt
 	# perf runs until the traffic is over, then gets SIGINT to write
@@ -65,9 +65,10 @@ profile_perf() {
 		return
 	fi
 	grep -E '^ +[0-9.]+%' "$out.raw" | head -n "$BENCH_PROFILE_TOP" > "$out"
+	ns=$(sed -n 's/^# Samples: \([0-9]*\).*/\1/p' "$out.raw" | head -n 1)
 	rm -f "$out.raw" "$data"
 	rec group=profile stack="$st" status=ok mbps="$PT_MBPS" file="profile-$st.txt" \
-		samples="$(wc -l < "$out")"
+		lines="$(wc -l < "$out")" perf_samples="${ns:--}"
 }
 
 scen_profile() {
