@@ -341,6 +341,10 @@ class Report:
             out["bw_rxe"] = cmp + m + "; " + x
         elif m:
             out["bw_rxe"] = m
+        km, kx = self.calls_per_packet("mroce-2ns"), self.calls_per_packet("rxe-1ns")
+        if km and kx:
+            out["bw_rxe"] = out.get("bw_rxe", "") + "; kernel function calls per data packet: MetaRoCE " \
+                "%.1f, rxe %.1f (bpftrace)" % (km, kx)
         cm = val(one(R, group="cpu", stack="mroce-2ns"), "cpu_s_per_gib")
         ct = val(one(R, group="cpu", stack="tcp-2ns"), "cpu_s_per_gib")
         if cm and ct:
@@ -723,10 +727,42 @@ class Report:
                         STACK_NAMES.get(r["stack"], r["stack"]), "sender" if side == "client" else "receiver",
                         ", ".join("%s %d" % kv for kv in sorted(moved.items()))))
 
+    def profile_calls(self):
+        rs = pick(self.recs, group="profile_calls")
+        if not rs:
+            return
+        self.h("### Function calls per data packet (bpftrace, a separate ib_write_bw 64 KiB run)\n")
+        self.h("Every kernel function of the stack (kprobe:mroce_* or kprobe:rxe_*) counted over the run; "
+               "per data packet = calls / data packets the receiver took in during the run. Probes slow "
+               "the run down; read the counts, not its throughput.\n")
+        for r in rs:
+            name = STACK_NAMES.get(r["stack"], r["stack"])
+            if r["status"] != "ok":
+                self.h("- %s: %s\n" % (name, cell(r, "x")))
+                continue
+            n = r.get("data_packets") or 0
+            self.h("%s: %s calls of %s functions for %s data packets: **%s calls per data packet**.\n" % (
+                name, r.get("calls"), r.get("functions"), n,
+                "%.1f" % (r["calls"] / float(n)) if n else "n/a"))
+            rows = []
+            for line in r.get("top", [])[:15]:
+                p = line.split()
+                if len(p) == 2 and p[0].isdigit():
+                    rows.append([p[1], p[0], "%.2f" % (int(p[0]) / float(n)) if n else "-"])
+            self.h(md_table(["function (most called first)", "calls", "per data packet"], rows))
+            self.h("")
+
+    def calls_per_packet(self, stack):
+        r = one(self.recs, group="profile_calls", stack=stack)
+        if r is None or r.get("status") != "ok" or not r.get("data_packets"):
+            return None
+        return r["calls"] / float(r["data_packets"])
+
     def profile(self):
         self.h("## Profile: where the time goes\n")
         self.h("### Counters\n")
         self.profile_sys()
+        self.profile_calls()
         rs = pick(self.recs, group="profile")
         if not rs:
             return
@@ -857,14 +893,14 @@ class Report:
 def attach_profiles(recs, pdirs):
     """Read each ok profile record's top-symbol file from the first of
     pdirs that has it (several runs may each have profiled)."""
-    for r in pick(recs, group="profile", status="ok"):
+    for r in pick(recs, group="profile", status="ok") + pick(recs, group="profile_calls", status="ok"):
         if "top" in r:
             continue
         for d in pdirs:
             path = os.path.join(d, r.get("file", ""))
             if os.path.isfile(path) and r.get("dir") in (None, d):
                 with open(path) as f:
-                    r["top"] = [line.rstrip() for line in f if line.strip()]
+                    r["top"] = [line.rstrip() for line in f if line.strip()][:40]
                 break
         else:
             r["status"] = "failed"

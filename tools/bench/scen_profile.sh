@@ -5,9 +5,13 @@
 #     /proc/softirqs and /proc/interrupts rates, softnet drops, and the
 #     devices' hw_counters per data packet (ACKs, retransmissions, ...),
 #     one "profile_sys" record;
-#  2. perf record -a (cpu-clock; TCG has no PMU): the top symbols go to
+#  2. bpftrace: calls of every function of the stack (kprobe:mroce_* or
+#     kprobe:rxe_*) per data packet, calls-STACK.txt and one
+#     "profile_calls" record (BENCH_PROFILE_BPF=1 and bpftrace installed);
+#  3. perf record -a (cpu-clock; TCG has no PMU): the top symbols go to
 #     profile-STACK.txt, one "profile" record.  Under TCG perf samples
-#     little and resolves only part of it, so run 1 is the one to read.
+#     little and resolves only part of it, so runs 1 and 2 are the ones to
+#     read.
 
 # profile_sys STACK: run 1.
 profile_sys() {
@@ -34,7 +38,53 @@ profile_sys() {
 	rm -f "$a" "$b"
 }
 
-# profile_perf STACK: run 2.
+# data_packets STACK: the data packets the server device took in so far.
+data_packets() {
+	stack "$1" || return
+	case $1 in
+	rxe-*) mroce_cnt "$DS" rcvd_pkts ;;
+	*) mroce_cnt "$DS" rx_data_packets ;;
+	esac
+}
+
+# profile_bpf STACK: run 2.
+profile_bpf() {
+	local st=$1 pre=mroce_ out=$BENCH_OUT/calls-$1.txt raw bpid p0 p1 total
+	[[ $st == rxe-* ]] && pre=rxe_
+	raw=$BENCH_LOGS/bpftrace-$st.out
+	bpftrace -e "kprobe:$pre* { @[func] = count(); }" > "$raw" 2>&1 &
+	bpid=$!
+	# Attaching a few hundred probes takes about 10 s under TCG.
+	if ! wait_for 120 grep -q Attaching "$raw"; then
+		kill -INT $bpid 2>/dev/null
+		wait $bpid
+		rec group=profile_calls stack="$st" status=failed error="bpftrace did not start: $(tail -n 2 "$raw" | tr '\n' ' ')"
+		return
+	fi
+	sleep 10
+	p0=$(data_packets "$st")
+	if ! perftest "$st" $((BENCH_DUR * 4 + 60)) ib_write_bw -s 65536 -D $((BENCH_DUR * 4)); then
+		kill -INT $bpid 2>/dev/null
+		wait $bpid
+		rec group=profile_calls stack="$st" status=failed error="traffic failed: $PT_ERR"
+		return
+	fi
+	p1=$(data_packets "$st")
+	kill -INT $bpid 2>/dev/null
+	wait $bpid
+	# "@[mroce_foo]: 123" -> "123 mroce_foo", busiest first.
+	sed -n 's/^@\[\([A-Za-z0-9_.]*\)\]: \([0-9]*\)$/\2 \1/p' "$raw" | sort -rn > "$out"
+	total=$(awk '{ s += $1 } END { print s + 0 }' "$out")
+	if [ ! -s "$out" ]; then
+		rec group=profile_calls stack="$st" status=failed error="bpftrace counted no calls: $(tail -n 2 "$raw" | tr '\n' ' ')"
+		return
+	fi
+	rec group=profile_calls stack="$st" status=ok file="calls-$st.txt" data_packets=$((p1 - p0)) \
+		calls="$total" functions="$(wc -l < "$out")" mbps="$PT_MBPS" \
+		probes="$(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p' "$raw" | head -n 1)"
+}
+
+# profile_perf STACK: run 3.
 profile_perf() {
 	local st=$1 data out ppid rc ns
 	data=/tmp/perf-$st.data
@@ -77,6 +127,14 @@ scen_profile() {
 		log "profile: $st (counters)"
 		profile_sys "$st"
 	done
+	if ((${BENCH_PROFILE_BPF:-0})) && command -v bpftrace > /dev/null; then
+		for st in $BENCH_PROFILE_STACKS; do
+			log "profile: $st (bpftrace)"
+			profile_bpf "$st"
+		done
+	elif ((${BENCH_PROFILE_BPF:-0})); then
+		rec group=profile_calls stack=all status=failed error="bpftrace not installed (tools/deps.sh)"
+	fi
 	if ! perf --version > /dev/null 2>&1; then
 		rec group=profile stack=all status=failed error="perf not installed (linux-perf)"
 		return
