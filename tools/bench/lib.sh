@@ -196,7 +196,7 @@ perftest() {
 # run.  perftest counts completions (all QPs) only between its margins,
 # duration/4 s at either end (perftest_parameters.c: margin = duration / 4
 # unless -f is given), i.e. over DURATION - 2 * int(DURATION / 4) seconds.
-# Small messages complete in batches of cq_mod (100 below 8 KiB by
+# Small messages complete in batches of cq_mod (100 up to 8 KiB by
 # perftest's default), so ITERS is a multiple of 100 there: +-100 messages.
 bw_from_iters() {
 	awk -v n="$1" -v s="$2" -v d="$3" 'BEGIN {

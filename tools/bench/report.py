@@ -513,7 +513,7 @@ class Report:
             self.h("MiB/s = messages completed x message size / perftest's sample window (duration minus "
                    "its margins, timed by the wall clock). perftest's own figure needs its CPU clock "
                    "calibration, which failed in %d of these %d runs (it then prints 0.00; kept as "
-                   "mbps_perftest in results.json). Below 8 KiB perftest signals every 100th message, so "
+                   "mbps_perftest in results.json). Up to 8 KiB perftest signals every 100th message, so "
                    "those counts are +-100 messages.\n" % (len(nocal), len(okbw)))
         wire = [r for r in pick(R, group="bw") if r.get("status") == "ok" and "wire_bytes" in r]
         short = [r for r in wire if r["wire_bytes"] < r.get("iters", 0) * r.get("size", 0) * 0.9
