@@ -59,8 +59,7 @@ BENCH_QPSCALE=${BENCH_QPSCALE:-/tmp/qpscale}
 rm -f "$BENCH_REC"
 rec group=meta status=ok mode="$mode" kernel="$(uname -r)" cpus="$(nproc)" \
 	perftest="$(dpkg-query -W -f='${Version}' perftest 2>/dev/null)" \
-	started="$(date -u +%FT%TZ)" tree_commit="commit ${BENCH_COMMIT:-unknown}" dur_s="$BENCH_DUR" \
-	rto_min_us="$(cat /sys/module/metaroce/parameters/rto_min_us 2>/dev/null || echo -)"
+	started="$(date -u +%FT%TZ)" tree_commit="commit ${BENCH_COMMIT:-unknown}" dur_s="$BENCH_DUR"
 # Loss recovery timers: TCG's noisy RTTs are the transport's problem to
 # handle, so the module runs with its defaults.
 # libibverbs dlopen()s every provider named in /etc/libibverbs.d at each
@@ -72,6 +71,12 @@ done
 log "setup"
 setup_two_ns || { echo "two-namespace setup failed" >&2; exit 1; }
 setup_one_ns || { echo "one-namespace setup failed" >&2; exit 1; }
+# The module's parameters (loaded by now), for the report's context.
+params=()
+for f in /sys/module/metaroce/parameters/*; do
+	[ -r "$f" ] && params+=("$(basename "$f")=$(cat "$f")")
+done
+rec group=module status=ok "${params[@]}"
 if [ ! -x "$BENCH_QPSCALE" ]; then
 	gcc -O2 -Wall -Wextra -o "$BENCH_QPSCALE" "$here/qpscale.c" -libverbs ||
 		echo "qpscale build failed" >&2

@@ -164,6 +164,7 @@ class Report:
         mp = pick(R, group="multipath")
         outage = one(R, group="outage", stack="mroce-ecmp") or one(R, group="outage")
         why = self.why
+        mod = one(R, group="module") or {}
         l1, l10 = loss_share("mroce-1ns", 1), loss_share("mroce-1ns", 10)
         pr = self.planes_ratio_val(planes)
         lk = self.links_ratio_val(mp)
@@ -193,9 +194,10 @@ class Report:
             ("back to full speed within a few RTOs after a plane failure", "s to 90% after the path returned",
              ost["recover_s"] if ost else None, None, "", "outage of %s: %s" % (
                  self.outage_what(outage), self.outage_text(outage)),
-             "the module's minimum RTO is %s us; the RTO in force follows the measured RTT, which "
-             "the run does not record" % (one(R, group="meta") or {}).get("rto_min_us")
-             if (one(R, group="meta") or {}).get("rto_min_us") else ""),
+             "the module's RTO bounds are %s-%s us (initial %s us); the RTO in force follows the "
+             "measured RTT, which the run does not record" % (
+                 mod.get("rto_min_us"), mod.get("rto_max_us"), mod.get("rto_initial_us"))
+             if mod.get("rto_min_us") else ""),
             ("4096 QPs between two hosts", "QP pairs that carried traffic", max_qp, 4096, ">=",
              self.scale_fail_text(scale_all), ""),
         ]
@@ -204,6 +206,13 @@ class Report:
             if t.startswith("4096"):
                 shown, met = (str(x) if x is not None else "n/a"), qp_verdict
                 gap = "%.2fx" % (4096.0 / x) if x and x < 4096 else ("none" if x else "n/a")
+            elif want is None and mod.get("rto_max_us"):
+                # "A few RTOs": 4, and the longest RTO the module allows.
+                bound = 4 * mod["rto_max_us"] / 1e6
+                shown = "%.1f s" % x if x is not None else "n/a"
+                met, gap = self.judge(x, bound, "<=")
+                rows.append((t, how, shown, "<= %.1f s (4 x the maximum RTO)" % bound, gap, met, ctx, wy))
+                continue
             elif want is None:
                 shown = "%.1f s" % x if x is not None else "n/a"
                 met, gap = "not judged (no RTO figure to compare with)", "-"
@@ -305,6 +314,10 @@ class Report:
         bpp = self.bytes_per_packet(p)
         if bpp:
             txt += ", %.0f bytes per data packet" % bpp
+        n = p.get("data_packets")
+        hr = p.get("softirqs_per_s", {}).get("HRTIMER")
+        if n and hr is not None:
+            txt += ", %.2f HRTIMER softirqs per data packet" % (hr * p["wall_s"] / n)
         if "acks_sent" in per:
             txt += ", %.2f ACKs per data packet" % per["acks_sent"]
         elif "server_sent_pkts" in per:
@@ -758,6 +771,19 @@ class Report:
             return None
         return r["calls"] / float(r["data_packets"])
 
+    @staticmethod
+    def perf_samples(v):
+        """perf report's sample count: 412, "4K", "1.2M"."""
+        if isinstance(v, (int, float)):
+            return int(v)
+        if not isinstance(v, str) or not v:
+            return None
+        mult = {"K": 1000, "M": 1000000, "G": 1000000000}.get(v[-1], 1)
+        try:
+            return int(float(v.rstrip("KMG")) * mult)
+        except ValueError:
+            return None
+
     def profile(self):
         self.h("## Profile: where the time goes\n")
         self.h("### Counters\n")
@@ -776,8 +802,8 @@ class Report:
                 continue
             prof = self.parse_profile(r.get("top", []))
             named = [p for p in prof if not p[2].startswith("0x")]
-            ns = r.get("perf_samples")
-            if isinstance(ns, int) and ns < 200:
+            ns = self.perf_samples(r.get("perf_samples"))
+            if ns is not None and ns < 200:
                 self.h("%s: **too few samples to read**: perf recorded %d samples in the whole run "
                        "(TCG: no PMU, cpu-clock samples are lost); the counters above are the profile.\n" % (
                            name, ns))

@@ -115,7 +115,8 @@ profile_perf() {
 		return
 	fi
 	grep -E '^ +[0-9.]+%' "$out.raw" | head -n "$BENCH_PROFILE_TOP" > "$out"
-	ns=$(sed -n 's/^# Samples: \([0-9]*\).*/\1/p' "$out.raw" | head -n 1)
+	# "# Samples: 4K of event 'cpu-clock'"
+	ns=$(sed -n 's/^# Samples: \([0-9.]*[KMG]\{0,1\}\) .*/\1/p' "$out.raw" | head -n 1)
 	rm -f "$out.raw" "$data"
 	rec group=profile stack="$st" status=ok mbps="$PT_MBPS" file="profile-$st.txt" \
 		lines="$(wc -l < "$out")" perf_samples="${ns:--}"
