@@ -18,7 +18,7 @@ PKGS=(
 	# compliance suite: the Wireshark dissector is tested with tshark
 	tshark
 	# benchmarks (make bench): profiles in the guest, plots on the host
-	linux-perf python3-matplotlib
+	linux-perf bpftrace python3-matplotlib
 )
 
 missing=()

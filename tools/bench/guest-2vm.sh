@@ -62,7 +62,9 @@ for st in mroce-2vm rxe-2vm; do
 		line=$(pt_result "$name.client")
 		read -r -a f <<< "$line"
 		if ((rc == 0)) && [ -n "$line" ]; then
-			rec group=loss where=two-vm stack=$st loss_pct="$loss" status=ok mbps="${f[3]}" iters="${f[1]}"
+			rec group=loss where=two-vm stack=$st loss_pct="$loss" status=ok \
+				mbps="$(bw_from_iters "${f[1]}" "${f[0]}" "$DUR" | cut -d' ' -f1)" iters="${f[1]}" \
+				mbps_perftest="${f[3]}"
 		else
 			err="exit $rc"
 			((rc == 124 || rc == 137)) && err="timed out after $((DUR + 60))s"

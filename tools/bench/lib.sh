@@ -6,9 +6,13 @@
 # plots.  Every command that talks to the network runs under timeout(1): a
 # hung perftest ends as a "failed" record with its error, never as a hung
 # bench.
+# The PT_*, IP_MBPS, BG_PID and SAMPLER_PID results are read by the
+# scripts that source this one:
+# shellcheck disable=SC2034
 set -u
 
 BENCH_OUT=${BENCH_OUT:-/mnt/vmout/bench}
+BENCH_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 BENCH_LOGS=$BENCH_OUT/logs
 BENCH_REC=$BENCH_OUT/records.jsonl
 mkdir -p "$BENCH_LOGS"
@@ -53,6 +57,20 @@ in_ns() {
 	local ns=$1
 	shift
 	if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
+}
+
+# bg_ns NS CMD...: CMD in the background in namespace NS, BG_PID its pid:
+# the command itself (ip netns exec execs it), not a subshell, so that
+# killing BG_PID stops it.
+bg_ns() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$@" &
+	else
+		"$@" &
+	fi
+	BG_PID=$!
 }
 
 # wait_for SECONDS COMMAND...: poll COMMAND until it succeeds, by the clock
@@ -156,25 +174,50 @@ BENCH_PORT=${BENCH_PORT:-21000}
 # on a loaded TCG host the calibration sometimes fails ("Correlation
 # coefficient r^2 < 0.9") and every figure comes out 0 or inf: such a run is
 # repeated, up to 3 times.
+# Bandwidth tests do not need that clock: perftest counts the messages
+# completed in its sample window, and that window is timed by alarm(2) on
+# the wall clock, so PT_MBPS (MiB/s) and PT_RATE (messages/s) come from the
+# iteration count (bw_from_iters) and a failed calibration (PT_CLOCK=failed,
+# perftest's own figures read 0.00) is no reason to run again.
 perftest() {
 	local try
 	for try in 1 2 3; do
 		perftest_once "$@"
-		grep -q 'Correlation coefficient' "$PT_NAME.client" || break
+		[ "$PT_CLOCK" = failed ] || break
+		case $3 in
+		*_bw) break ;;
+		esac
 		PT_ERR="perftest could not calibrate its clock (3 tries)"
 	done
 	[ -z "$PT_ERR" ]
 }
 
+# bw_from_iters ITERS SIZE DURATION: "MiB/s messages/s" of a -D DURATION
+# run.  perftest counts completions (all QPs) only between its margins,
+# duration/4 s at either end (perftest_parameters.c: margin = duration / 4
+# unless -f is given), i.e. over DURATION - 2 * int(DURATION / 4) seconds.
+# Small messages complete in batches of cq_mod (100 up to 8 KiB by
+# perftest's default), so ITERS is a multiple of 100 there: +-100 messages.
+bw_from_iters() {
+	awk -v n="$1" -v s="$2" -v d="$3" 'BEGIN {
+		w = d - 2 * int(d / 4)
+		if (w <= 0 || n !~ /^[0-9]+$/) { print "- -"; exit }
+		printf "%.3f %.1f\n", n * s / w / 1048576, n / w }'
+}
+
 perftest_once() {
-	local st=$1 t=$2 tool=$3 port spid crc src name
+	local st=$1 t=$2 tool=$3 port spid crc src name a prev="" dur=""
 	shift 3
+	for a in "$@"; do
+		[ "$prev" = -D ] && dur=$a
+		prev=$a
+	done
 	stack "$st" || return 1
 	BENCH_PORT=$((BENCH_PORT + 1))
 	port=$BENCH_PORT
 	name=$BENCH_LOGS/$st-$tool-$port
 	PT_NAME=$name
-	PT_LINE="" PT_SLINE="" PT_ERR="" PT_F=()
+	PT_LINE="" PT_SLINE="" PT_ERR="" PT_F=() PT_CLOCK=ok PT_MBPS="" PT_RATE=""
 	in_ns "$SNS" timeout -k 5 "$t" "$tool" -d "$DS" -x "$(gid_index "$DS")" \
 		-p "$port" -F "$@" > "$name.server" 2>&1 &
 	spid=$!
@@ -203,6 +246,11 @@ perftest_once() {
 		PT_ERR="no result line in client output: $(tail -n 2 "$name.client" | tr '\n' ' ')"
 	fi
 	read -r -a PT_F <<< "$PT_LINE"
+	PT_CLOCK=ok PT_MBPS="" PT_RATE=""
+	grep -q 'Correlation coefficient' "$name.client" && PT_CLOCK=failed
+	if [[ $tool == *_bw ]] && [ -n "$dur" ] && [ -n "$PT_LINE" ]; then
+		read -r PT_MBPS PT_RATE <<< "$(bw_from_iters "${PT_F[1]}" "${PT_F[0]}" "$dur")"
+	fi
 	[ -z "$PT_ERR" ]
 }
 
@@ -242,6 +290,34 @@ pt_result() {
 	awk '/^ *#bytes/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ { print; exit }' "$1"
 }
 
+# mroce_cnt DEV NAME: a port counter of a MetaRoCE device (0 for others).
+mroce_cnt() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0
+}
+
+# sampler_start FILE [NS] PATH...: every BENCH_SAMPLE_S seconds append
+# "EPOCH v1 v2 ..." to FILE, the values of the counter files PATH... (read
+# in network namespace NS when NS is not a path), by the wall clock.
+# tools/bench/rates.py turns FILE into rates.  Sets SAMPLER_PID.
+sampler_start() {
+	local f=$1 ns=""
+	shift
+	[[ $1 == /* ]] || { ns=$1; shift; }
+	# Started directly (not through in_ns, a function: its subshell
+	# would be the pid, and killing it would leave the sampler running).
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$BENCH_HERE/sample.sh" "$f" "${BENCH_SAMPLE_S:-0.5}" "$@" &
+	else
+		"$BENCH_HERE/sample.sh" "$f" "${BENCH_SAMPLE_S:-0.5}" "$@" &
+	fi
+	SAMPLER_PID=$!
+}
+
+sampler_stop() {
+	kill "$SAMPLER_PID" 2>/dev/null
+	wait "$SAMPLER_PID" 2>/dev/null
+}
+
 # Features the transport has (or not yet): a scenario that needs a missing
 # one reports "not measured" with the reason instead of a number.
 #   multipath: several paths (UDP source ports) per connection
@@ -250,7 +326,7 @@ pt_result() {
 mroce_feature() {
 	case $1 in
 	multipath) [ -e /sys/module/metaroce/parameters/paths_per_plane ] ;;
-	planes) command -v metaroce > /dev/null && metaroce help 2>&1 | grep -qw plane ;;
+	planes) "$MROCE_TOOL" help 2>&1 | grep -q "plane add" ;;
 	cc) [ -e /sys/module/metaroce/parameters/loss_is_congestion ] ;;
 	*) return 1 ;;
 	esac
@@ -259,7 +335,7 @@ mroce_feature() {
 mroce_feature_why() {
 	case $1 in
 	multipath) echo "multipath is not implemented yet (no paths_per_plane module parameter); every connection uses one path" ;;
-	planes) echo "planes cannot be configured yet: the kernel has them but there is no metaroce tool with a plane command (BENCH_PLANE_ADD in scen_paths.sh is the hook)" ;;
+	planes) echo "the metaroce tool ($MROCE_TOOL) is not built or has no plane command" ;;
 	cc) echo "congestion control is not implemented yet (no loss_is_congestion parameter); senders do not react to ECN" ;;
 	esac
 }

@@ -93,6 +93,10 @@ def rcell(x, fmt="%.2fx"):
     return fmt % x if x is not None else "n/a"
 
 
+def pcell(x):
+    return "%.0f%%" % (100 * x) if x is not None else "n/a"
+
+
 def size_name(s):
     if not isinstance(s, int):
         return "-"
@@ -155,43 +159,96 @@ class Report:
         elif max_try < 4096 and len(scale_ok) == len(scale_all):
             qp_verdict = "not tried (largest run %d)" % max_try
         else:
-            qp_verdict = "no (gap %.2fx)" % (4096.0 / max_qp if max_qp else float("inf"))
+            qp_verdict = "no"
         planes = pick(R, group="planes")
         mp = pick(R, group="multipath")
         outage = one(R, group="outage", stack="mroce-ecmp") or one(R, group="outage")
-        rows = [
-            ("ib_write_bw 64 KiB >= 3x rxe", "MetaRoCE/rxe", rcell(ratio(wm1, wr)),
-             "1 namespace, same veth; 2-namespace MetaRoCE/rxe %s" % rcell(ratio(wm, wr)),
-             self.verdict(ratio(wm1, wr), 3.0)),
-            ("ib_write_bw 64 KiB >= TCP on the same link", "MetaRoCE/TCP", rcell(ratio(wm, tcp)),
-             "2 namespaces, iperf3 1 stream", self.verdict(ratio(wm, tcp), 1.0)),
-            ("8 B send latency <= 1/2 rxe", "MetaRoCE/rxe (median)", rcell(ratio(lm1, lr)),
-             "1 namespace; 2-namespace %s; minimum %s" % (rcell(ratio(lm, lr)), rcell(ratio(
+        why = self.why
+        mod = one(R, group="module") or {}
+        l1, l10 = loss_share("mroce-1ns", 1), loss_share("mroce-1ns", 10)
+        pr = self.planes_ratio_val(planes)
+        lk = self.links_ratio_val(mp)
+        ost = self.outage_stats(outage)
+        # (target, measured as, value, wanted, ">=" or "<=", context, why)
+        spec = [
+            ("ib_write_bw 64 KiB >= 3x rxe", "MetaRoCE/rxe, 1 namespace", ratio(wm1, wr), 3.0, ">=",
+             "same veth; 2-namespace MetaRoCE/rxe %s" % rcell(ratio(wm, wr)), why.get("bw_rxe", "")),
+            ("ib_write_bw 64 KiB >= TCP on the same link", "MetaRoCE/TCP, 2 namespaces",
+             ratio(wm, tcp), 1.0, ">=", "iperf3 1 stream", why.get("bw_tcp", "")),
+            ("8 B send latency <= 1/2 rxe", "MetaRoCE/rxe median, 1 namespace", ratio(lm1, lr), 0.5, "<=",
+             "2-namespace %s; minimum %s" % (rcell(ratio(lm, lr)), rcell(ratio(
                  val(one(R, group="lat", stack="mroce-1ns", op="send"), "min_us"),
-                 val(one(R, group="lat", stack="rxe-1ns", op="send"), "min_us")))),
-             self.verdict_le(ratio(lm1, lr), 0.5)),
-            ("1% loss >= 90% of lossless", "share kept", rcell(loss_share("mroce-1ns", 1), "%.0f%%" if False else "%.2f"),
-             "rxe keeps %s" % rcell(loss_share("rxe-1ns", 1), "%.2f"), self.verdict(loss_share("mroce-1ns", 1), 0.9)),
-            ("10% loss >= 50% of lossless", "share kept", rcell(loss_share("mroce-1ns", 10), "%.2f"),
-             "rxe keeps %s" % rcell(loss_share("rxe-1ns", 10), "%.2f"), self.verdict(loss_share("mroce-1ns", 10), 0.5)),
-            ("linear scaling with planes", "4 planes / 1 plane", self.planes_ratio(planes),
-             self.nm_reason(planes), "not measured" if not self.ok_any(planes) else ""),
-            ("(proxy) linear scaling with ECMP links", "4 links / 1 link", self.links_ratio(mp),
+                 val(one(R, group="lat", stack="rxe-1ns", op="send"), "min_us")))), why.get("lat", "")),
+            ("1% loss >= 90% of lossless", "share kept", l1, 0.9, ">=",
+             "rxe keeps %s" % pcell(loss_share("rxe-1ns", 1)), self.loss_why(1)),
+            ("10% loss >= 50% of lossless", "share kept", l10, 0.5, ">=",
+             "rxe keeps %s" % pcell(loss_share("rxe-1ns", 10)), self.loss_why(10)),
+            ("linear scaling with planes", "4 planes / 1 plane", pr, 3.6, ">=",
+             self.nm_reason(planes) or "every plane a veth shaped to %s Mbit/s" %
+             next((r.get("link_mbit") for r in planes if r.get("link_mbit")), "?"),
+             self.planes_why(planes)),
+            ("(proxy) linear scaling with ECMP links", "4 links / 1 link", lk, 3.6, ">=",
              "multipath over rate-limited ECMP links, not planes; %s" % self.nm_reason(mp) if
              not self.ok_any(mp) else "multipath over %s Mbit/s ECMP links, not planes" %
-             next((r.get("link_mbit") for r in mp if r.get("link_mbit")), "?"),
-             self.verdict(self.links_ratio_val(mp), 3.6)),
-            ("back to full speed within a few RTOs after a plane failure", "recovery",
-             self.outage_text(outage), "%s outage on %s" % (
-                 "link" if outage is not None and outage.get("stack") == "mroce-ecmp" else "path",
-                 outage.get("planes", "?") if outage is not None else "?"), ""),
-            ("4096 QPs between two hosts", "QP pairs that carried traffic",
-             str(max_qp) if max_qp is not None else "n/a", self.scale_fail_text(scale_all), qp_verdict),
+             next((r.get("link_mbit") for r in mp if r.get("link_mbit")), "?"), self.links_why(mp)),
+            ("back to full speed within a few RTOs after a plane failure", "s to 90% after the path returned",
+             ost["recover_s"] if ost else None, None, "", "outage of %s: %s" % (
+                 self.outage_what(outage), self.outage_text(outage)),
+             "the module's RTO bounds are %s-%s us (initial %s us); the RTO in force follows the "
+             "measured RTT, which the run does not record" % (
+                 mod.get("rto_min_us"), mod.get("rto_max_us"), mod.get("rto_initial_us"))
+             if mod.get("rto_min_us") else ""),
+            ("4096 QPs between two hosts", "QP pairs that carried traffic", max_qp, 4096, ">=",
+             self.scale_fail_text(scale_all), ""),
         ]
+        rows = []
+        for t, how, x, want, op, ctx, wy in spec:
+            if t.startswith("4096"):
+                shown, met = (str(x) if x is not None else "n/a"), qp_verdict
+                gap = "%.2fx" % (4096.0 / x) if x and x < 4096 else ("none" if x else "n/a")
+            elif want is None and mod.get("rto_max_us"):
+                # "A few RTOs": 4, and the longest RTO the module allows,
+                # plus the series' 1 s resolution.
+                bound = 4 * mod["rto_max_us"] / 1e6
+                shown = "%.1f s" % x if x is not None else "n/a"
+                met, gap = self.judge(x, bound + 1.0, "<=")
+                rows.append((t, how, shown, "<= %.1f s (4 x the maximum RTO) + 1 s (the series' bins)" % bound,
+                             gap, met, ctx, wy))
+                continue
+            elif want is None:
+                shown = "%.1f s" % x if x is not None else "n/a"
+                met, gap = "not judged (no RTO figure to compare with)", "-"
+            elif how == "share kept":
+                shown = "%.0f%%" % (100 * x) if x is not None else "n/a"
+                met, gap = self.judge(x, want, op)
+                rows.append((t, how, shown, "%s %.0f%%" % (op, 100 * want), gap, met, ctx, wy))
+                continue
+            else:
+                shown = rcell(x)
+                met, gap = self.judge(x, want, op)
+                if not self.ok_any(planes) and t.startswith("linear scaling with planes"):
+                    met = "not measured"
+            rows.append((t, how, shown, "%s %g" % (op, want) if want is not None else "-", gap, met, ctx, wy))
         self.targets_rows = rows
         self.h("## Targets\n")
-        self.h(md_table(["Target", "Measured as", "Ratio", "Context", "Met?"], rows))
+        self.h("Gap: how many times the measured ratio must still improve to meet the target. "
+               "Why: the numbers behind the gap, taken from this run's profile and counters "
+               "(see \"Profile: where the time goes\").\n")
+        self.h(md_table(["Target", "Measured as", "Measured", "Wanted", "Gap", "Met?", "Context", "Why"],
+                        [[str(c).replace("|", "/") for c in r] for r in rows]))
         self.h("")
+
+    @staticmethod
+    def judge(x, want, op):
+        if x is None:
+            return "n/a", "n/a"
+        if op == ">=":
+            if x >= want:
+                return "yes", "none"
+            return "no", "%.2fx" % (want / x) if x else "inf"
+        if x <= want:
+            return "yes", "none"
+        return "no", "%.2fx" % (x / want)
 
     @staticmethod
     def scale_fail_text(rs):
@@ -232,33 +289,165 @@ class Report:
     def links_ratio(self, mp):
         return rcell(self.links_ratio_val(mp))
 
-    def planes_ratio(self, planes):
+    @staticmethod
+    def planes_ratio_val(planes):
         one_p = val(next((r for r in planes if r.get("planes") == 1), None), "mbps")
         four = val(next((r for r in planes if r.get("planes") == 4), None), "mbps")
-        return rcell(ratio(four, one_p))
+        return ratio(four, one_p)
+
+    # ------------------------------------------------- why, from the data
+    def sysprof(self, stack):
+        r = one(self.recs, group="profile_sys", stack=stack)
+        return r if r is not None and r.get("status") == "ok" else None
+
+    @staticmethod
+    def busy_pct(p):
+        c = p["cpu_pct"]
+        return 100.0 - c.get("idle", 0) - c.get("iowait", 0)
+
+    def prof_line(self, st):
+        p = self.sysprof(st)
+        if p is None:
+            return None
+        c, per = p["cpu_pct"], p.get("per_data_packet", {})
+        txt = "%s: %.0f%% of 2 vCPUs busy (user %.0f%%, sys %.0f%%, softirq %.0f%%), %s us CPU per data packet" % (
+            STACK_NAMES.get(st, st), self.busy_pct(p), c.get("user", 0), c.get("system", 0),
+            c.get("softirq", 0) + c.get("irq", 0), per.get("cpu_us", "?"))
+        bpp = self.bytes_per_packet(p)
+        if bpp:
+            txt += ", %.0f bytes per data packet" % bpp
+        n = p.get("data_packets")
+        hr = p.get("softirqs_per_s", {}).get("HRTIMER")
+        if n and hr is not None:
+            txt += ", %.2f HRTIMER softirqs per data packet" % (hr * p["wall_s"] / n)
+        if "acks_sent" in per:
+            txt += ", %.2f ACKs per data packet" % per["acks_sent"]
+        elif "server_sent_pkts" in per:
+            txt += ", %.2f packets back per data packet" % per["server_sent_pkts"]
+        if per.get("retransmits"):
+            txt += ", %.3f retransmissions per data packet" % per["retransmits"]
+        return txt
+
+    @staticmethod
+    def bytes_per_packet(p):
+        """Receiver bytes (MetaRoCE rx_bytes: headers and CRC included)
+        per data packet; rxe counts no bytes."""
+        rx = (p.get("server") or {}).get("rx_bytes")
+        n = p.get("data_packets")
+        return rx / float(n) if rx and n else None
+
+    @property
+    def why(self):
+        R = self.recs
+        out = {}
+        m, x = self.prof_line("mroce-2ns"), self.prof_line("rxe-1ns")
+        pm, px = self.sysprof("mroce-2ns"), self.sysprof("rxe-1ns")
+        if m and x:
+            cmp = ""
+            um = pm.get("per_data_packet", {}).get("cpu_us")
+            ux = px.get("per_data_packet", {}).get("cpu_us")
+            if um and ux:
+                cmp = "MetaRoCE costs %.2fx rxe's CPU per data packet; " % (um / ux)
+            bm, bx = self.busy_pct(pm), self.busy_pct(px)
+            cmp += ("both stacks keep the vCPUs busy (%.0f%%, %.0f%%): CPU-bound, so the ratio is the "
+                    "inverse of the CPU cost per byte. " % (bm, bx) if min(bm, bx) > 85 else
+                    "idle time left (%.0f%%, %.0f%% busy): the sender waits (window, ACKs, timers), "
+                    "not only the CPU. " % (bm, bx))
+            out["bw_rxe"] = cmp + m + "; " + x
+        elif m:
+            out["bw_rxe"] = m
+        km, kx = self.calls_per_packet("mroce-2ns"), self.calls_per_packet("rxe-1ns")
+        if km and kx:
+            out["bw_rxe"] = out.get("bw_rxe", "") + "; kernel function calls per data packet: MetaRoCE " \
+                "%.1f, rxe %.1f (bpftrace)" % (km, kx)
+        cm = val(one(R, group="cpu", stack="mroce-2ns"), "cpu_s_per_gib")
+        ct = val(one(R, group="cpu", stack="tcp-2ns"), "cpu_s_per_gib")
+        if cm and ct:
+            out["bw_tcp"] = ("CPU per GiB (whole guest, \"CPU time\" section): MetaRoCE %.0f s, TCP %.0f s "
+                             "(%.1fx): TCP moves 64 KiB GSO segments per skb, MetaRoCE one packet per MTU" % (
+                                 cm, ct, cm / ct))
+            if pm and self.bytes_per_packet(pm):
+                out["bw_tcp"] += " (%.0f bytes per data packet, %.0f us CPU per data packet)" % (
+                    self.bytes_per_packet(pm), pm.get("per_data_packet", {}).get("cpu_us", 0))
+        lmn = val(one(R, group="lat", stack="mroce-1ns", op="send"), "min_us")
+        lrn = val(one(R, group="lat", stack="rxe-1ns", op="send"), "min_us")
+        lmd = val(one(R, group="lat", stack="mroce-1ns", op="send"), "median_us")
+        lrd = val(one(R, group="lat", stack="rxe-1ns", op="send"), "median_us")
+        if None not in (lmn, lrn, lmd, lrd):
+            out["lat"] = ("minimum %.1f us vs rxe %.1f us, median %.1f vs %.1f us: the median is %.1fx the "
+                          "minimum for MetaRoCE, so most of it is waiting (vCPU scheduling on the host, "
+                          "wakeups), not the stack's own path" % (lmn, lrn, lmd, lrd, lmd / lmn)
+                          if lmd > 2 * lmn else
+                          "minimum %.1f us vs rxe %.1f us, median %.1f vs %.1f us: the per-message path "
+                          "itself costs this" % (lmn, lrn, lmd, lrd))
+        return out
+
+    def loss_why(self, pct):
+        R = self.recs
+        r = one(R, group="loss", where="veth", stack="mroce-1ns", loss_pct=pct)
+        if r is None or r.get("status") != "ok":
+            return cell(r, "x") if r is not None else ""
+        if r.get("retransmits") is None:
+            return ""
+        meta = one(R, group="meta") or {}
+        return "%s retransmissions and %s RTO timeouts in the %s s run (%.1f MiB/s)" % (
+            r["retransmits"], r.get("rto_timeouts", "?"), meta.get("dur_s", "?"), r["mbps"])
+
+    def planes_why(self, planes):
+        ok = [r for r in planes if r.get("status") == "ok"]
+        if not ok:
+            return ""
+        cap = ok[0].get("link_mbit", 0) * 1e6 / 8 / 1048576
+        txt = "; ".join("%s plane%s %.1f MiB/s = %.0f%% of %s x %.2f MiB/s" % (
+            r["planes"], "s" if r["planes"] > 1 else "", r["mbps"],
+            100 * r["mbps"] / (cap * r["planes"]) if cap else 0, r["planes"], cap) for r in ok)
+        one_p = next((r for r in ok if r["planes"] == 1), None)
+        if one_p and cap and one_p["mbps"] < 0.8 * cap:
+            txt += (" (1 plane already below its link's capacity: something other than the links limits "
+                    "it; see the profile)")
+        return txt
+
+    def links_why(self, mp):
+        ok = [r for r in mp if r.get("status") == "ok" and r.get("link_tx_bytes")]
+        return "; ".join("%s link%s: bytes per link %s" % (r["links"], "s" if r["links"] > 1 else "",
+                                                           r["link_tx_bytes"]) for r in ok)
 
     def outage_stats(self, r):
-        """The outage series: one perftest line per second; down_at/up_at
-        are how many lines had been printed when the path was cut and when
-        it came back.  dip = lowest second during the outage / mean before
-        it; recover_s = seconds after the path's return until a second at
-        >= 90% of the mean before."""
+        """The outage series: MiB/s the server received in each wall-clock
+        second since the traffic started; down_at/up_at are the seconds
+        (from the same start) at which the path was cut and came back.
+        dip = lowest second overlapping the outage / mean of the whole
+        seconds before it (the first left out: ramp-up); recover_s = from
+        the path's return to the end of the first second after it at >= 90%
+        of that mean."""
         if r is None or r.get("status") != "ok":
             return None
         vals = [float(v) for v in str(r["series"]).split(",") if v != ""]
-        down, up = int(r["down_at"]), int(r["up_at"])
-        before = vals[1:down] or vals[:down]
+        down, up = float(r["down_at"]), float(r["up_at"])
+        nb = int(math.floor(down))
+        before = vals[1:nb] or vals[:nb]
         if not before:
             return None
         pre = sum(before) / len(before)
         if pre <= 0:
             return None
-        during = vals[down:up + 1]
-        back = next((i for i in range(up, len(vals)) if vals[i] >= 0.9 * pre), None)
-        return {"pre_mbps": pre, "dip": (min(during) / pre) if during and pre else None,
+        during = vals[nb:int(math.ceil(up))]
+        first_after = int(math.ceil(up))
+        back = next((i for i in range(first_after, len(vals)) if vals[i] >= 0.9 * pre), None)
+        return {"pre_mbps": pre, "dip": (min(during) / pre) if during else None,
                 "idle_before": sum(1 for v in before if v <= 0.05 * pre), "n_before": len(before),
                 "recover_s": (back + 1 - up) if back is not None else None,
                 "points": [(i + 1, v) for i, v in enumerate(vals)], "down": down, "up": up}
+
+    @staticmethod
+    def outage_what(r):
+        if r is None:
+            return "?"
+        if r.get("stack") == "mroce-ecmp":
+            return "one of 2 ECMP links"
+        if r.get("planes") in (1, None):
+            return "the only path (1 plane)"
+        return "one of %s planes" % r.get("planes")
 
     def outage_text(self, r):
         s = self.outage_stats(r)
@@ -267,7 +456,7 @@ class Report:
         if r.get("status") != "ok":
             return "FAILED: " + r.get("error", "")
         if s is None:
-            return "no throughput before the outage (perftest clock calibration failed?)"
+            return "no throughput in the seconds before the outage: %s" % r.get("series")
         rec = "%.1f s after the path returned" % s["recover_s"] if s["recover_s"] is not None \
             else "not back to 90% within the run"
         txt = "dip to %s of %.1f MiB/s; %s" % (
@@ -275,6 +464,8 @@ class Report:
         if s["idle_before"] * 4 >= s["n_before"]:
             txt += " (NOT meaningful: %d of the %d seconds before the outage already moved nothing; " \
                    "the series is %s)" % (s["idle_before"], s["n_before"], r["series"])
+        if r.get("series_of"):
+            txt += " [%s]" % r["series_of"]
         return txt
 
     # ------------------------------------------------------------- sections
@@ -331,6 +522,14 @@ class Report:
             ["TCP iperf3 (2 ns, as many streams as QPs)", "MetaRoCE/rxe (1 ns)", "MetaRoCE/TCP (2 ns)"]
         self.h(md_table(head, rows))
         self.h("")
+        okbw = [r for r in pick(R, group="bw") if r.get("status") == "ok" and r.get("op") != "tcp"]
+        nocal = [r for r in okbw if r.get("perftest_clock") == "failed"]
+        if any("mbps_perftest" in r for r in okbw):
+            self.h("MiB/s = messages completed x message size / perftest's sample window (duration minus "
+                   "its margins, timed by the wall clock). perftest's own figure needs its CPU clock "
+                   "calibration, which failed in %d of these %d runs (it then prints 0.00; kept as "
+                   "mbps_perftest in results.json). Up to 8 KiB perftest signals every 100th message, so "
+                   "those counts are +-100 messages.\n" % (len(nocal), len(okbw)))
         wire = [r for r in pick(R, group="bw") if r.get("status") == "ok" and "wire_bytes" in r]
         short = [r for r in wire if r["wire_bytes"] < r.get("iters", 0) * r.get("size", 0) * 0.9
                  and r["op"] == "write" and r.get("qps") == 1]
@@ -469,11 +668,133 @@ class Report:
             out.append((pct, dso, sym))
         return out
 
+    PER_PACKET = [
+        ("cpu_us", "CPU time (both vCPUs, us)"),
+        ("net_rx_softirqs", "NET_RX softirqs"),
+        ("acks_sent", "ACKs the receiver sent"),
+        ("server_sent_pkts", "packets the receiver sent (rxe: ACKs)"),
+        ("client_sent_pkts", "packets the sender sent (rxe)"),
+        ("retransmits", "retransmissions"),
+        ("rto_timeouts", "RTO timeouts"),
+        ("tlp_probes", "tail loss probes"),
+        ("hint_limited", "sends held back by the receiver's hint"),
+        ("cwnd_reductions_loss", "cwnd cuts on loss"),
+        ("cwnd_reductions_ecn", "cwnd cuts on ECN"),
+        ("duplicates", "duplicates received"),
+        ("ooo_arrivals", "out-of-order arrivals"),
+        ("duplicate_request", "duplicate requests (rxe)"),
+        ("out_of_seq_request", "out-of-sequence requests (rxe)"),
+        ("completer_retry_err", "completer retries (rxe)"),
+        ("doorbells", "doorbells"),
+    ]
+
+    def profile_sys(self):
+        rs = pick(self.recs, group="profile_sys")
+        if not rs:
+            self.h("No counter profile in this run.\n")
+            return
+        ok = [r for r in rs if r["status"] == "ok"]
+        for r in rs:
+            if r["status"] != "ok":
+                self.h("- %s: %s" % (STACK_NAMES.get(r["stack"], r["stack"]), cell(r, "x")))
+        if not ok:
+            self.h("")
+            return
+        self.h("ib_write_bw 64 KiB, 1 QP, %s s, no profiler attached; the guest's own accounting over the "
+               "run (connection setup included): /proc/stat, /proc/softirqs, /proc/interrupts, "
+               "/proc/net/softnet_stat and the RDMA devices' hw_counters (sender = client device, "
+               "receiver = server device). Per data packet = divided by the data packets the receiver took in "
+               "(MetaRoCE rx_data_packets, rxe rcvd_pkts).\n" % ok[0].get("wall_s", "?"))
+        head = ["", ] + [STACK_NAMES.get(r["stack"], r["stack"]) for r in ok]
+        rows = [["throughput MiB/s (completed messages / sample window)"] + [
+            "%.2f" % r["mbps"] if isinstance(r.get("mbps"), (int, float)) else "-" for r in ok]]
+        rows.append(["wall time s / busy CPU s"] + ["%s / %s" % (r["wall_s"], r["busy_cpu_s"]) for r in ok])
+        for k, label in (("user", "user"), ("system", "system (kernel, kworkers)"), ("softirq", "softirq"),
+                         ("irq", "hard irq"), ("idle", "idle"), ("iowait", "iowait"), ("steal", "steal")):
+            if any(r["cpu_pct"].get(k) for r in ok):
+                rows.append(["CPU %s %%" % label] + ["%.1f" % r["cpu_pct"].get(k, 0) for r in ok])
+        for k in ("NET_RX", "NET_TX", "TIMER", "HRTIMER", "TASKLET", "SCHED", "RCU"):
+            if any(r["softirqs_per_s"].get(k) for r in ok):
+                rows.append(["%s softirqs/s" % k] + ["%.0f" % r["softirqs_per_s"].get(k, 0) for r in ok])
+        rows.append(["interrupts/s"] + ["%.0f" % r["interrupts_per_s"] for r in ok])
+        rows.append(["softnet drops / time squeezes"] + [
+            "%d / %d" % (r["softnet"]["dropped"], r["softnet"]["time_squeeze"]) for r in ok])
+        rows.append(["data packets received"] + [str(r.get("data_packets", "-")) for r in ok])
+        for k, label in self.PER_PACKET:
+            if any(k in r.get("per_data_packet", {}) for r in ok):
+                rows.append(["per data packet: " + label] + [
+                    str(r["per_data_packet"].get(k, "-")) for r in ok])
+        self.h(md_table(head, rows))
+        self.h("")
+        for r in ok:
+            line = self.prof_line(r["stack"])
+            if line:
+                self.h("- " + line + ".")
+        w = self.why.get("bw_rxe")
+        if w and len(ok) > 1:
+            self.h("- Reading: " + w.split(". ")[0] + ".")
+        self.h("")
+        for r in ok:
+            for side in ("client", "server"):
+                moved = r.get(side) or {}
+                if moved:
+                    self.h("%s %s counters that moved: %s.\n" % (
+                        STACK_NAMES.get(r["stack"], r["stack"]), "sender" if side == "client" else "receiver",
+                        ", ".join("%s %d" % kv for kv in sorted(moved.items()))))
+
+    def profile_calls(self):
+        rs = pick(self.recs, group="profile_calls")
+        if not rs:
+            return
+        self.h("### Function calls per data packet (bpftrace, a separate ib_write_bw 64 KiB run)\n")
+        self.h("Every kernel function of the stack (kprobe:mroce_* or kprobe:rxe_*) counted over the run; "
+               "per data packet = calls / data packets the receiver took in during the run. Probes slow "
+               "the run down; read the counts, not its throughput.\n")
+        for r in rs:
+            name = STACK_NAMES.get(r["stack"], r["stack"])
+            if r["status"] != "ok":
+                self.h("- %s: %s\n" % (name, cell(r, "x")))
+                continue
+            n = r.get("data_packets") or 0
+            self.h("%s: %s calls of %s functions for %s data packets: **%s calls per data packet**.\n" % (
+                name, r.get("calls"), r.get("functions"), n,
+                "%.1f" % (r["calls"] / float(n)) if n else "n/a"))
+            rows = []
+            for line in r.get("top", [])[:15]:
+                p = line.split()
+                if len(p) == 2 and p[0].isdigit():
+                    rows.append([p[1], p[0], "%.2f" % (int(p[0]) / float(n)) if n else "-"])
+            self.h(md_table(["function (most called first)", "calls", "per data packet"], rows))
+            self.h("")
+
+    def calls_per_packet(self, stack):
+        r = one(self.recs, group="profile_calls", stack=stack)
+        if r is None or r.get("status") != "ok" or not r.get("data_packets"):
+            return None
+        return r["calls"] / float(r["data_packets"])
+
+    @staticmethod
+    def perf_samples(v):
+        """perf report's sample count: 412, "4K", "1.2M"."""
+        if isinstance(v, (int, float)):
+            return int(v)
+        if not isinstance(v, str) or not v:
+            return None
+        mult = {"K": 1000, "M": 1000000, "G": 1000000000}.get(v[-1], 1)
+        try:
+            return int(float(v.rstrip("KMG")) * mult)
+        except ValueError:
+            return None
+
     def profile(self):
+        self.h("## Profile: where the time goes\n")
+        self.h("### Counters\n")
+        self.profile_sys()
+        self.profile_calls()
         rs = pick(self.recs, group="profile")
         if not rs:
             return
-        self.h("## Profile (perf record -a -e cpu-clock in the guest during ib_write_bw 64 KiB)\n")
+        self.h("### perf record -a -e cpu-clock in the guest, a second ib_write_bw 64 KiB run\n")
         self.h("Samples of both vCPUs over the whole run; symbols under 0.5% are left out. "
                "\"idle\" is the guest's idle loop: under TCG a vCPU that waits still costs the host.\n")
         for r in rs:
@@ -483,6 +804,12 @@ class Report:
                 continue
             prof = self.parse_profile(r.get("top", []))
             named = [p for p in prof if not p[2].startswith("0x")]
+            ns = self.perf_samples(r.get("perf_samples"))
+            if ns is not None and ns < 200:
+                self.h("%s: **too few samples to read**: perf recorded %d samples in the whole run "
+                       "(TCG: no PMU, cpu-clock samples are lost); the counters above are the profile.\n" % (
+                           name, ns))
+                continue
             if len(named) < 3:
                 self.h("%s: **profile not usable**: perf recorded %d symbol lines, %d of them resolved "
                        "(perf 6.1 in the 6.12 guest under TCG; see profile-%s.txt):\n" % (
@@ -530,9 +857,9 @@ class Report:
             self.h(md_table(["links", "Mbit/s per link", "MiB/s", "vs 1 link", "bytes sent per link (A)",
                              "paths_per_plane"], rows))
         for r in pick(R, group="outage"):
-            what = "one of 2 ECMP links" if r.get("stack") == "mroce-ecmp" else "the only path (1 plane)"
+            what = self.outage_what(r)
             self.h("\n- outage of %s (netem loss 100%% both ways for %s s, ib_write_bw 64 KiB, 8 QPs, "
-                   "per-second samples): %s" % (what, r.get("outage_s", "?"), self.outage_text(r)))
+                   "MiB/s the server received per wall-clock second): %s" % (what, r.get("outage_s", "?"), self.outage_text(r)))
         self.h("")
 
     def incast(self):
@@ -546,19 +873,30 @@ class Report:
             if r["status"] == "not_measured":
                 self.h("Incast: not measured: %s\n" % r.get("error"))
                 return
+            mr = r["stack"].startswith("mroce")
             rows.append([STACK_NAMES.get(r["stack"], r["stack"]), r.get("bottleneck_mbit"),
                          r.get("per_sender_mbps"), r.get("agg_mbps"), r.get("jain"),
-                         r.get("red_marked"), r.get("ecn_ce_rcvd") if r["stack"].startswith("mroce") else "-",
-                         "%s / %s" % (r.get("probe_median_us"), r.get("probe_p99_us"))
-                         if r["stack"].startswith("mroce") else "-",
-                         "ok" if r["status"] == "ok" else "FAILED: " + r.get("error", "")])
-        self.h(md_table(["stack", "bottleneck Mbit/s", "per sender MiB/s", "aggregate MiB/s",
-                         "Jain's index", "RED marked", "CE seen by receiver", "probe QP 8 B send lat median/p99 us",
-                         "status"], rows))
+                         r.get("per_sender_wire_mbps", "-"), r.get("delivered_mbps", "-"),
+                         r.get("window_s", "-"), r.get("red_marked"),
+                         "%s / %s / %s" % (r.get("ecn_ce_rcvd"), r.get("cwnd_reductions_ecn", "-"),
+                                           r.get("retransmits", "-")) if mr else "-",
+                         "%s / %s" % (r.get("probe_median_us"), r.get("probe_p99_us")) if mr else "-",
+                         "ok" if r["status"] == "ok" else "FAILED: " + str(r.get("error", ""))])
+        self.h(md_table(["stack", "bottleneck Mbit/s", "goodput per sender MiB/s", "goodput sum MiB/s",
+                         "Jain's index (goodput)", "wire rate per sender into the switch MiB/s",
+                         "bottleneck output MiB/s", "window s", "RED marked",
+                         "CE seen by receiver / senders' ECN cwnd cuts / retransmissions",
+                         "probe QP 8 B send lat median/p99 us", "status"], rows))
+        self.h("\nGoodput per sender: MetaRoCE from each perftest's completed messages over its sample window "
+               "(wall clock), TCP from iperf3's bytes received. Wire rates: the switch's bridge ports' byte "
+               "counters (Ethernet frames, retransmissions included), sampled every 0.5 s, over the window in "
+               "which all 4 senders were sending. The bottleneck's capacity is %s Mbit/s = %.2f MiB/s." % (
+                   rs[0].get("bottleneck_mbit"), (rs[0].get("bottleneck_mbit") or 0) * 1e6 / 8 / 1048576))
         idle = one(R, group="incast_probe")
         if idle is not None:
-            self.h("\nProbe latency without load (same topology): median %s us, p99 %s us." % (
-                idle.get("median_us"), idle.get("p99_us")))
+            self.h("\nProbe latency without load (same topology): %s." % (
+                "median %s us, p99 %s us" % (idle.get("median_us"), idle.get("p99_us"))
+                if idle.get("status") == "ok" else cell(idle, "x")))
         cc = one(R, group="cc")
         if cc is not None:
             self.h("\nCongestion control: not measured as such: %s. The MetaRoCE row above is the "
@@ -583,14 +921,14 @@ class Report:
 def attach_profiles(recs, pdirs):
     """Read each ok profile record's top-symbol file from the first of
     pdirs that has it (several runs may each have profiled)."""
-    for r in pick(recs, group="profile", status="ok"):
+    for r in pick(recs, group="profile", status="ok") + pick(recs, group="profile_calls", status="ok"):
         if "top" in r:
             continue
         for d in pdirs:
             path = os.path.join(d, r.get("file", ""))
             if os.path.isfile(path) and r.get("dir") in (None, d):
                 with open(path) as f:
-                    r["top"] = [line.rstrip() for line in f if line.strip()]
+                    r["top"] = [line.rstrip() for line in f if line.strip()][:40]
                 break
         else:
             r["status"] = "failed"
@@ -674,9 +1012,9 @@ def plots(rep, pdir):
         for r, st in outs:
             lbl = "1 of 2 ECMP links cut" if r["stack"] == "mroce-ecmp" else "only path cut"
             line, = ax.plot([p[0] for p in st["points"]], [p[1] for p in st["points"]], marker=".", label=lbl)
-            ax.axvspan(st["down"] + 0.5, st["up"] + 0.5, color=line.get_color(), alpha=0.15)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("MiB/s")
+            ax.axvspan(st["down"], st["up"], color=line.get_color(), alpha=0.15)
+        ax.set_xlabel("time since the traffic started (s, end of each 1 s bin)")
+        ax.set_ylabel("MiB/s received by the server")
         ax.set_title("ib_write_bw 64 KiB, 8 QPs, across an outage (shaded)")
         ax.legend()
         fig.tight_layout()
@@ -727,6 +1065,20 @@ def main():
               meta.get("started", "?"), meta.get("kernel", "?"), meta.get("cpus", "?"),
               meta.get("perftest", "?"), meta.get("mode", "?"),
               os.path.relpath(os.path.abspath(a.out_json), md_dir)))
+    host = one(recs, group="host")
+    if host is not None:
+        meta = dict(meta, host=host)
+        hl = ("Host load while this ran (from the host, /proc/loadavg 1-minute average, %d CPUs): %.2f at "
+                "the start, %.2f at the end, mean %.2f and max %.2f over %d samples every 30 s; the benchmark's "
+                "own qemu accounts for up to 2 of it (its 2 vCPUs)." % (
+                    host["host_cpus"], host["loadavg1_start"], host["loadavg1_end"], host["loadavg1_mean"],
+                    host["loadavg1_max"], host["load_samples"]))
+        if host["loadavg1_mean"] > host["host_cpus"]:
+            hl += (" A load above the CPU count means the vCPUs waited for the host CPUs: absolute figures "
+                     "are lower and latencies higher than on an idle host, ratios less affected.")
+        a.note = (hl + " " + a.note).strip()
+    else:
+        a.note = ("Host load not recorded (records without a host record). " + a.note).strip()
     if a.note:
         rep.h("> " + a.note + "\n")
     rep.h("Stacks: MetaRoCE between two network namespaces over a veth pair (2 ns); MetaRoCE and rxe "
@@ -748,7 +1100,8 @@ def main():
     for m in made:
         rep.h("![%s](%s)\n" % (m, os.path.join(plot_rel, m)))
 
-    results = {"meta": meta, "targets": [dict(zip(["target", "measured_as", "ratio", "context", "met"], t))
+    results = {"meta": meta, "targets": [dict(zip(["target", "measured_as", "ratio", "want", "gap", "met",
+                                                   "context", "why"], t))
                                          for t in rep.targets_rows],
                "plots": made, "records": recs}
     os.makedirs(os.path.dirname(os.path.abspath(a.out_json)), exist_ok=True)

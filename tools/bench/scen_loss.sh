@@ -20,9 +20,14 @@ netem_drops() {
 # loss_case WHERE STACK: ib_write_bw 64 KiB, 1 QP, at the current LOSS.
 loss_case() {
 	local where=$1 st=$2
+	local r0 r1 t0 t1
+	stack "$st"
+	r0=$(mroce_cnt "$DC" retransmits) t0=$(mroce_cnt "$DC" rto_timeouts)
 	if perftest "$st" $((BENCH_DUR + 60)) ib_write_bw -s 65536 -D "$BENCH_DUR"; then
+		r1=$(mroce_cnt "$DC" retransmits) t1=$(mroce_cnt "$DC" rto_timeouts)
 		rec group=loss where="$where" stack="$st" loss_pct="$LOSS" status=ok \
-			mbps="${PT_F[3]}" iters="${PT_F[1]}"
+			mbps="$PT_MBPS" iters="${PT_F[1]}" mbps_perftest="${PT_F[3]}" perftest_clock="$PT_CLOCK" \
+			retransmits=$((r1 - r0)) rto_timeouts=$((t1 - t0))
 	else
 		rec group=loss where="$where" stack="$st" loss_pct="$LOSS" status=failed error="$PT_ERR"
 	fi

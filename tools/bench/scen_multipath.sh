@@ -79,7 +79,7 @@ scen_multipath() {
 		if perftest mroce-ecmp $((BENCH_DUR + 60)) ib_write_bw -s 65536 -q 8 -D "$BENCH_DUR"; then
 			t1=$(link_tx)
 			rec group=multipath stack=mroce-ecmp links="$k" link_mbit="$BENCH_LINK_MBIT" status=ok \
-				mbps="${PT_F[3]}" link_tx_bytes="$(awk -v a="$t0" -v b="$t1" 'BEGIN {
+				mbps="$PT_MBPS" mbps_perftest="${PT_F[3]}" perftest_clock="$PT_CLOCK" link_tx_bytes="$(awk -v a="$t0" -v b="$t1" 'BEGIN {
 					n = split(a, x, " "); split(b, y, " ")
 					for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? "," : ""), y[i] - x[i] }')" \
 				paths_per_plane="$(cat /sys/module/metaroce/parameters/paths_per_plane)"
@@ -90,6 +90,9 @@ scen_multipath() {
 	done
 	log "multipath: outage of link 2 of 2"
 	ecmp_links 2
+	# The links are shaped: the outage's end restores the shaping.
+	PLANE_SHAPE=1
 	OUTAGE_PLANES="2 ECMP links" series mroce-ecmp mpa a2 mpb b2
+	PLANE_SHAPE=0
 	echo "$ppp" > /sys/module/metaroce/parameters/paths_per_plane
 }

@@ -27,12 +27,10 @@ lat_case() {
 	fi
 }
 
-# mroce_cnt DEV NAME: a port counter of a MetaRoCE device (0 for others).
-mroce_cnt() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0
-}
-
-# bw_case STACK OP SIZE QPS: ib_OP_bw for BENCH_DUR seconds.
+# bw_case STACK OP SIZE QPS: ib_OP_bw for BENCH_DUR seconds.  mbps and
+# msgs_per_s from perftest's iteration count over its sample window
+# (lib.sh bw_from_iters); mbps_perftest is perftest's own figure, 0.00 when
+# its clock calibration failed (perftest_clock=failed).
 bw_case() {
 	local st=$1 op=$2 size=$3 qps=$4 w0 w1 r0 r1 t0 t1
 	w0=$(wire_bytes "$st")
@@ -42,7 +40,8 @@ bw_case() {
 		w1=$(wire_bytes "$st")
 		r1=$(mroce_cnt "$DC" retransmits) t1=$(mroce_cnt "$DC" rto_timeouts)
 		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=ok \
-			mbps="${PT_F[3]}" msg_rate_mpps="${PT_F[4]}" iters="${PT_F[1]}" \
+			mbps="$PT_MBPS" msgs_per_s="$PT_RATE" iters="${PT_F[1]}" \
+			mbps_perftest="${PT_F[3]}" perftest_clock="$PT_CLOCK" \
 			wire_bytes=$((w1 - w0)) retransmits=$((r1 - r0)) rto_timeouts=$((t1 - t0))
 	else
 		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=failed error="$PT_ERR"
@@ -50,10 +49,10 @@ bw_case() {
 }
 
 atomic_case() {
-	local st=$1 rate
+	local st=$1
 	if perftest "$st" $((BENCH_DUR + 60)) ib_atomic_bw -D "$BENCH_DUR"; then
-		rate=$(awk -v r="${PT_F[4]}" 'BEGIN { printf "%.0f", r * 1e6 }')
-		rec group=atomic stack="$st" op=fetch_add size=8 status=ok ops_per_s="$rate"
+		rec group=atomic stack="$st" op=fetch_add size=8 status=ok ops_per_s="${PT_RATE%.*}" \
+			iters="${PT_F[1]}" perftest_clock="$PT_CLOCK"
 	else
 		rec group=atomic stack="$st" op=fetch_add size=8 status=failed error="$PT_ERR"
 	fi
