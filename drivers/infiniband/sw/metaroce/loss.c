@@ -371,7 +371,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	u32 thresh = READ_ONCE(mroce_reorder_thresh), psn;
 	struct mroce_inflight *f, *newest = NULL;
 	ktime_t now = ktime_get();
-	bool early = false, lost = false;
+	bool early = false, lost = false, timer_only;
 	s64 high;
 
 	if (akx->ack_flags & MROCE_ACKF_NO_STATE) {
@@ -402,8 +402,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	mroce_count_spurious(conn, path, akx, cum, now);
 	if (akx->ack_flags & MROCE_ACKF_REORDERED)
 		mroce_path_saw_reorder(path, now, false);
-	if (mroce_path_reorders(path, now))
-		thresh = U32_MAX;	/* timer only (MRC-LOSS-021) */
+	timer_only = mroce_path_reorders(path, now);	/* MRC-LOSS-021 */
 	for (psn = path->plw; psn != path->next_psn; psn++) {
 		f = mroce_slot(path, psn);
 		if (!f->live || !mroce_akx_has(akx, cum, psn))
@@ -436,7 +435,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		if (probe_reply && mroce_seq_diff(path->probe_psn, psn) > 0) {
 			mroce_declare_lost(conn, path, f, q);
 			lost = true;
-		} else if (thresh != U32_MAX &&
+		} else if (!timer_only &&
 			   mroce_seq_diff(path->high_acked, psn) > (s32)thresh) {
 			mroce_count(conn->mdev, FAST_RETRANSMITS);
 			mroce_declare_lost(conn, path, f, q);

@@ -246,10 +246,7 @@ static int mroce_rc_transition(struct mroce_qp *qp, enum ib_qp_state cur,
 		if (!conn)
 			return -EINVAL;
 		spin_lock_bh(&conn->lock);
-		qp->stream.next_ssn = qp->attr.sq_psn;
-		qp->stream.peer_completed = qp->attr.sq_psn - 1;
-		qp->stream.started_ssn = qp->attr.sq_psn - 1;
-		qp->stream.send_idx = qp->sq.fetch;
+		mroce_rc_requester_start(qp);
 		spin_unlock_bh(&conn->lock);
 		mroce_conn_put(conn);
 	}

@@ -52,15 +52,23 @@ static u8 mroce_wqe_type(enum ib_wr_opcode op)
 }
 
 /* A QP moved to RTR (attach) or RTS: (re)start both halves of its stream. */
-void mroce_rc_stream_reset(struct mroce_qp *qp)
+/* The requester starts at the QP's sq_psn with nothing in flight. */
+void mroce_rc_requester_start(struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 
 	st->next_ssn = qp->attr.sq_psn;
 	st->peer_completed = qp->attr.sq_psn - 1;
 	st->started_ssn = st->peer_completed;
-	st->next_msn = 0;
 	st->send_idx = qp->sq.fetch;
+}
+
+void mroce_rc_stream_reset(struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	mroce_rc_requester_start(qp);
+	st->next_msn = 0;
 	st->send_off = 0;
 	st->rnr_until = jiffies;
 	st->rnr_ssn = st->next_ssn - 1;
@@ -94,8 +102,7 @@ static void mroce_msgs_account(struct mroce_conn *conn,
 
 static void mroce_wait(struct mroce_conn *conn, struct mroce_qp *qp)
 {
-	if (list_empty(&qp->stream.wait_entry))
-		list_add_tail(&qp->stream.wait_entry, &conn->wait_qps);
+	mroce_stream_wait(&qp->stream, &conn->wait_qps);
 }
 
 /* Complete, in order, every WQE that is done (spec 11.3). */
@@ -351,9 +358,7 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 		/* No more messages in flight than the peer has slots. */
 		if (!st->send_off && conn->msgs_out >= conn->peer_slots) {
 			mroce_count(conn->mdev, MSG_SLOTS_WAITS);
-			if (list_empty(&st->wait_entry))
-				list_add_tail(&st->wait_entry,
-					      &conn->slot_waiters);
+			mroce_stream_wait(st, &conn->slot_waiters);
 			return;
 		}
 
@@ -480,7 +485,6 @@ void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
 			     u32 completed)
 {
 	struct mroce_stream *st = &qp->stream;
-
 	u32 before = mroce_msgs_out(st);
 
 	if (mroce_seq_diff(completed, st->peer_completed) > 0 &&

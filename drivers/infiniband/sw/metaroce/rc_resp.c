@@ -380,8 +380,7 @@ static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 			break;
 		if ((t->type == MROCE_T_READ_REQ || t->type == MROCE_T_ATOMIC_CS ||
 		     t->type == MROCE_T_ATOMIC_FA) && !mroce_execute(conn, qp, t, q)) {
-			if (list_empty(&st->wait_entry))
-				list_add_tail(&st->wait_entry, &conn->wait_qps);
+			mroce_stream_wait(st, &conn->wait_qps);
 			break;
 		}
 		if (mroce_is_recv_type(t->type))

@@ -539,10 +539,20 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 int mroce_rc_build_payload(struct mroce_conn *conn,
 			   const struct mroce_txrec *rec, void *buf);
 void mroce_rc_stream_reset(struct mroce_qp *qp);
+void mroce_rc_requester_start(struct mroce_qp *qp);
 bool mroce_rc_still_needed(struct mroce_conn *conn,
 			   const struct mroce_txrec *rec);
 void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr);
 u32 mroce_msgs_out(const struct mroce_stream *st);
+
+/* Put st on a waiting list of its connection, unless it waits already. */
+static inline void mroce_stream_wait(struct mroce_stream *st,
+				     struct list_head *list)
+{
+	if (list_empty(&st->wait_entry))
+		list_add_tail(&st->wait_entry, list);
+}
+
 void mroce_rc_fail_all(struct mroce_conn *conn, struct mroce_qp *qp);
 void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff_head *q);
