@@ -35,9 +35,9 @@ for t in "${UD_TESTS[@]}"; do
 	ok_if "pyverbs: UD QPs on an SRQ: $t" timeout 240 /usr/bin/python3 \
 		"$here/pyverbs/ud_srq.py" "$t" sa sb
 done
+ud_srq_busy() { build_prog ud_srq_busy && /tmp/ud_srq_busy sa sb; }
 ok_if "ibv_destroy_srq of an SRQ a UD QP uses: EBUSY, the SRQ still works" \
-	bash -c "gcc -O2 -Wall -Wextra -o /tmp/ud_srq_busy \
-		'$here/progs/ud_srq_busy.c' -libverbs && /tmp/ud_srq_busy sa sb"
+	ud_srq_busy
 
 rdma link delete sa
 rdma link delete sb

@@ -19,54 +19,25 @@
 
 #include <infiniband/verbs.h>
 
+#include "dev.h"
+
 #define QKEY		0x11111111
 #define GRH		40
 #define LEN		777
 #define SLOT		2048
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t buf[SLOT];
-	int gidx;
-	union ibv_gid gid;
-};
-
-static void fail(const char *what, int err)
+/* Each end's buffer: one receive slot, or one datagram to send. */
+static void open_end(struct end *e, const char *name, uint8_t *buf)
 {
-	fprintf(stderr, "ud_srq_busy: %s: %s\n", what, strerror(err));
-	exit(1);
-}
-
-static void open_end(struct end *e, const char *name)
-{
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	int i;
-
-	if (!list)
-		fail("ibv_get_device_list", errno);
-	for (i = 0; list[i] && !e->ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			e->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!e->ctx)
-		fail(name, ENODEV);
-	for (e->gidx = 0; e->gidx < 64; e->gidx++)
-		if (!ibv_query_gid(e->ctx, 1, e->gidx, &e->gid) &&
-		    !memcmp(e->gid.raw, v4, sizeof(v4)))
-			break;
-	if (e->gidx == 64)
-		fail("no IPv4 GID", ENOENT);
+	e->ctx = open_dev(name);
+	e->gidx = find_gid(e->ctx, &e->gid);
+	e->buf = buf;
 	e->pd = ibv_alloc_pd(e->ctx);
 	e->cq = e->pd ? ibv_create_cq(e->ctx, 16, NULL, NULL, 0) : NULL;
 	e->mr = e->cq ? ibv_reg_mr(e->pd, e->buf, SLOT,
 				   IBV_ACCESS_LOCAL_WRITE) : NULL;
 	if (!e->mr)
-		fail("PD, CQ or MR", errno);
+		die("PD, CQ or MR", errno);
 }
 
 static struct ibv_qp *ud_qp(struct end *e, struct ibv_srq *srq)
@@ -86,9 +57,9 @@ static struct ibv_qp *ud_qp(struct end *e, struct ibv_srq *srq)
 	int err;
 
 	if (!qp)
-		fail("ibv_create_qp", errno);
+		die("ibv_create_qp", errno);
 	if (srq && (init.cap.max_recv_wr || init.cap.max_recv_sge))
-		fail("caps of a QP on an SRQ not 0", EINVAL);
+		die("caps of a QP on an SRQ not 0", EINVAL);
 	err = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_QKEY);
 	attr.qp_state = IBV_QPS_RTR;
@@ -98,7 +69,7 @@ static struct ibv_qp *ud_qp(struct end *e, struct ibv_srq *srq)
 	if (!err)
 		err = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	if (err)
-		fail("UD QP to RTS", err);
+		die("UD QP to RTS", err);
 	return qp;
 }
 
@@ -109,17 +80,18 @@ static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 
 	while (!(n = ibv_poll_cq(cq, 1, wc)))
 		if (time(NULL) > end)
-			fail(what, ETIMEDOUT);
+			die(what, ETIMEDOUT);
 	if (n < 0 || wc->status != IBV_WC_SUCCESS)
-		fail(what, EIO);
+		die(what, EIO);
 }
 
 int main(int argc, char **argv)
 {
+	static uint8_t buf_a[SLOT], buf_b[SLOT];
 	static struct end a, b;
 	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8,
 						     .max_sge = 1 } };
-	struct ibv_sge sge = { (uintptr_t)b.buf, SLOT, 0 };
+	struct ibv_sge sge = { .length = SLOT };
 	struct ibv_recv_wr rwr = { .wr_id = 42, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_send_wr swr = { .wr_id = 7, .num_sge = 1,
 				   .opcode = IBV_WR_SEND,
@@ -136,18 +108,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: ud_srq_busy DEV_A DEV_B\n");
 		return 2;
 	}
-	open_end(&a, argv[1]);
-	open_end(&b, argv[2]);
+	open_end(&a, argv[1], buf_a);
+	open_end(&b, argv[2], buf_b);
 	srq = ibv_create_srq(b.pd, &sattr);
 	if (!srq)
-		fail("ibv_create_srq", errno);
+		die("ibv_create_srq", errno);
 	b.qp = ud_qp(&b, srq);
 	a.qp = ud_qp(&a, NULL);
+	sge.addr = (uintptr_t)b.buf;
 	sge.lkey = b.mr->lkey;
 	memset(b.buf, 0xa5, SLOT);
 	err = ibv_post_srq_recv(srq, &rwr, &rbad);
 	if (err)
-		fail("ibv_post_srq_recv", err);
+		die("ibv_post_srq_recv", err);
 
 	err = ibv_destroy_srq(srq);
 	if (err != EBUSY) {
@@ -161,7 +134,7 @@ int main(int argc, char **argv)
 	ah_attr.grh.hop_limit = 64;
 	ah = ibv_create_ah(a.pd, &ah_attr);
 	if (!ah)
-		fail("ibv_create_ah", errno);
+		die("ibv_create_ah", errno);
 	for (i = 0; i < LEN; i++)
 		a.buf[i] = (uint8_t)(i * 7 + 3);
 	sge.addr = (uintptr_t)a.buf;
@@ -173,7 +146,7 @@ int main(int argc, char **argv)
 	swr.wr.ud.remote_qkey = QKEY;
 	err = ibv_post_send(a.qp, &swr, &sbad);
 	if (err)
-		fail("ibv_post_send", err);
+		die("ibv_post_send", err);
 	poll_one(a.cq, &wc, "send completion");
 	poll_one(b.cq, &wc, "receive after the refused destroy");
 	if (wc.wr_id != 42 || wc.qp_num != b.qp->qp_num ||
@@ -186,16 +159,16 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < LEN; i++)
 		if (b.buf[GRH + i] != (uint8_t)(i * 7 + 3))
-			fail("payload differs", EIO);
+			die("payload differs", EIO);
 	for (i = GRH + LEN; i < SLOT; i++)
 		if (b.buf[i] != 0xa5)
-			fail("written past the datagram", EIO);
+			die("written past the datagram", EIO);
 
 	if (ibv_destroy_qp(b.qp))
-		fail("ibv_destroy_qp", errno);
+		die("ibv_destroy_qp", errno);
 	err = ibv_destroy_srq(srq);
 	if (err)
-		fail("ibv_destroy_srq after its QP", err);
+		die("ibv_destroy_srq after its QP", err);
 	ibv_destroy_qp(a.qp);
 	ibv_destroy_ah(ah);
 	printf("ud_srq_busy: ok\n");

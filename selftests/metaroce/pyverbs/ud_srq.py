@@ -25,14 +25,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pyverbs.enums as e  # noqa: E402
-from pyverbs.pyverbs_error import PyverbsRDMAError  # noqa: E402
 from pyverbs.qp import (QP, QPAttr, QPCap, QPEx, QPInitAttr,  # noqa: E402
                         QPInitAttrEx)
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr  # noqa: E402
 from pyverbs.wr import SGE, RecvWR  # noqa: E402
 
 from mrlib import (GRH_LEN, QKEY, Host, check,  # noqa: E402
-                   expect_empty, main, poll, readable, send_wr)
+                   expect_empty, main, poll, rdma_errno, readable, send_wr)
 from ud_user import CANARY, SEND_BASE, check_recv, counter  # noqa: E402
 
 SLOT = 2048			# receive slot: GRH + up to 1024 bytes + canary
@@ -248,14 +247,6 @@ def t_empty(da, db):
     expect_empty(b.rcq)
     check(counter(db, 'ud_rx_packets') == rx + 2, 'ud_rx_packets %d, '
           'expected %d' % (counter(db, 'ud_rx_packets'), rx + 2))
-
-
-def rdma_errno(fn):
-    try:
-        fn()
-    except PyverbsRDMAError as ex:
-        return ex.error_code
-    return 0
 
 
 def to_state(qp, state):
