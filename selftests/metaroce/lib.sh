@@ -142,6 +142,11 @@ build_prog() {
 		"$_lib_dir/progs/dev.c" -libverbs
 }
 
+# hw_counter DEV NAME: the value of port 1's counter NAME (rdma statistic).
+hw_counter() {
+	cat /sys/class/infiniband/"$1"/ports/1/hw_counters/"$2"
+}
+
 # The GID table entries (sysfs) of ibdev port 1, non-zero ones only.
 ibdev_gids() {
 	cat /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |

@@ -68,14 +68,16 @@ void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
  * Send the transmit queue, in order, from one context at a time: a context
  * that finds another sending leaves its packets to it.  Without conn->lock.
  * Sending can feed the queue (over a veth, the peer's answers are
- * processed in the same context), so the sender yields: in process
- * context it reschedules every MROCE_TX_BUDGET packets, in softirq it
- * hands the rest to a work item on the same CPU.  Software netdevs (veth,
- * loopback) queue a sent packet to the sending CPU's backlog: a work item
- * on another CPU would overtake the packets still waiting there, and the
- * peer would see a path reorder.
+ * processed in the same context), so only the connection's own work item
+ * sends without bound, rescheduling every MROCE_TX_BUDGET packets; any
+ * other context (softirq, a QP's send worker, a verb) sends a budget and
+ * hands the rest to that work item on the same CPU.  A QP's worker must
+ * not stay behind a connection that keeps sending: destroying the QP
+ * waits for it.  Software netdevs (veth, loopback) queue a sent packet to
+ * the sending CPU's backlog: a work item on another CPU would overtake the
+ * packets still waiting there, and the peer would see a path reorder.
  */
-void mroce_conn_xmit(struct mroce_conn *conn)
+static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 {
 	struct sk_buff *skb;
 	u32 sent = 0;
@@ -87,12 +89,12 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 			return;
 		while ((skb = skb_dequeue(&conn->txq))) {
 			if (++sent % MROCE_TX_BUDGET == 0) {
-				if (in_task()) {
+				if (tx_work) {
 					cond_resched();
 				} else {
 					skb_queue_head(&conn->txq, skb);
 					clear_bit_unlock(0, &conn->tx_busy);
-					queue_work_on(smp_processor_id(),
+					queue_work_on(raw_smp_processor_id(),
 						      mroce_tx_wq,
 						      &conn->tx_work);
 					return;
@@ -112,9 +114,15 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 	} while (!skb_queue_empty_lockless(&conn->txq));
 }
 
+void mroce_conn_xmit(struct mroce_conn *conn)
+{
+	__mroce_conn_xmit(conn, false);
+}
+
 static void mroce_conn_tx_work(struct work_struct *work)
 {
-	mroce_conn_xmit(container_of(work, struct mroce_conn, tx_work));
+	__mroce_conn_xmit(container_of(work, struct mroce_conn, tx_work),
+			  true);
 }
 
 /* (Re)arm the timer for the earliest deadline.  conn->lock held. */

@@ -181,7 +181,7 @@ void mroce_paths_free(struct mroce_conn *conn)
 /* Effective RTO: the base RTO doubled per consecutive expiry (7.4). */
 static u32 mroce_eff_rto(const struct mroce_path *path)
 {
-	u64 rto = (u64)path->rto_us << min_t(u8, path->backoff, 16);
+	u64 rto = (u64)path->rto_us << path->backoff;
 
 	return min_t(u64, rto, READ_ONCE(mroce_rto_max_us));
 }
@@ -194,6 +194,17 @@ static u32 mroce_pto(const struct mroce_conn *conn,
 		return READ_ONCE(mroce_rto_initial_us);
 	return max(2 * path->srtt_us + conn->peer_max_ack_delay,
 		   READ_ONCE(mroce_pto_min_us));
+}
+
+/*
+ * An RTO or probe timeout expired unanswered (P3, P7, P10, P11): the next
+ * one waits twice as long (MRC-PATH-019).  Past 16 doublings any RTO is
+ * at rto_max_us.
+ */
+static void mroce_path_back_off(struct mroce_path *path)
+{
+	if (path->backoff < MROCE_MAX_BACKOFF)
+		path->backoff++;
 }
 
 /* When the RTO of an ACTIVE path with packets in flight expires. */
@@ -318,7 +329,7 @@ static void mroce_path_rto(struct mroce_conn *conn, struct mroce_path *path,
 {
 	mroce_count(conn->mdev, RTO_TIMEOUTS);
 	trace_mroce_path_rto(conn, path);
-	path->backoff++;
+	mroce_path_back_off(path);
 	mroce_path_set_state(conn, path, MROCE_PATH_SUSPECT);
 	mroce_cc_on_rto(conn, path);
 	mroce_declare_all_lost(conn, path, q);
@@ -378,7 +389,7 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 		if (since_probe < pto)
 			break;
 		if (path->probes_out < READ_ONCE(mroce_suspect_probes)) {
-			path->backoff++;		/* P7 */
+			mroce_path_back_off(path);	/* P7 */
 			mroce_send_probe(conn, path, q);
 		} else {
 			mroce_path_probe_new(conn, path, q);	/* P8 */
@@ -387,6 +398,12 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 	case MROCE_PATH_PROBING:
 		if (since_probe < pto)
 			break;
+		/*
+		 * A reply slower than the estimate (a loaded peer) must be
+		 * able to arrive before the path moves on and its probes go
+		 * stale: each entropy waits twice as long as the last.
+		 */
+		mroce_path_back_off(path);
 		if (path->entropies < READ_ONCE(mroce_probe_max_attempts))
 			mroce_path_probe_new(conn, path, q);	/* P10 */
 		else
@@ -547,8 +564,10 @@ void mroce_paths_plane_up(struct mroce_conn *conn, int plane,
 	for (i = 0; i < conn->npaths; i++) {
 		path = conn->paths[i];
 		if (path->plane == plane && !path->removed &&
-		    path->state == MROCE_PATH_FAILED)
+		    path->state == MROCE_PATH_FAILED) {
+			path->backoff = 0;	/* timeouts of a plane down */
 			mroce_path_probe_new(conn, path, q);
+		}
 	}
 }
 

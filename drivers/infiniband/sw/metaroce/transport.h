@@ -31,6 +31,7 @@ struct mroce_qp;
 #define MROCE_MAX_RX_PATHS	64	/* our Max Rx Paths (spec 5.5.12) */
 #define MROCE_MTU_OVERHEAD	124	/* spec 4.6 */
 #define MROCE_OLD_PORTS		16	/* abandoned entropies remembered */
+#define MROCE_MAX_BACKOFF	16	/* RTO doublings; 2^16 x rto_min > rto_max */
 
 /* Tunables (spec 17), module parameters in tunables.c. */
 extern unsigned int mroce_ack_coalesce_pkts;
@@ -190,7 +191,7 @@ struct mroce_path {
 	u32 rttvar_us;
 	u32 min_rtt_us;
 	u32 rto_us;		/* base RTO */
-	u8 backoff;
+	u8 backoff;		/* RTO doublings, 0 to MROCE_MAX_BACKOFF */
 	/* probing (spec 7.5, 7.6) */
 	u8 probes_out;		/* unanswered probes on this entropy */
 	u8 entropies;		/* entropies tried while PROBING */
