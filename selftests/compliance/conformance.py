@@ -540,7 +540,7 @@ def main(argv):
     tests = [s.t_connect, s.t_wrap, s.t_send, s.t_write_ooo, s.t_access, s.t_read,
              s.t_atomic, s.t_rnr_length_seq, s.t_windows, s.t_malformed,
              s.t_ack_sack, s.t_ack_ce, s.t_ack_coalesce, s.t_plw, s.t_multipath_rx,
-             s.t_probe, s.t_sync, s.t_nak_fields, s.t_order, s.t_consistency,
+             s.t_probe, s.t_sync, s.t_sr_drain, s.t_nak_fields, s.t_order, s.t_consistency,
              s.t_seg_window, s.t_write_imm, s.t_zero_len, s.t_requester,
              s.t_datagram_rx, s.t_datagram_tx,
              s.t_spoof, s.t_second_connect, s.t_bad_cx, s.t_whole_run]

@@ -190,7 +190,7 @@ void mroce_stream_unlink(struct mroce_conn *conn, struct mroce_qp *qp)
 
 	conn->msgs_out -= mroce_msgs_out(st);
 	list_del_init(&st->wait_entry);
-	list_del_init(&st->sr_entry);
+	mroce_sr_forget(conn, st);
 	list_del(&st->conn_entry);
 	mroce_path_drop_qp(conn, qp);
 	mroce_trackers_drop_qp(conn, qp->ibqp.qp_num);

@@ -330,13 +330,13 @@ static s64 mroce_akx_highest(const struct mroce_path *path,
 }
 
 /*
- * A packet declared lost whose SACK bit is set arrived after all: its
- * resend was spurious (MRC-ACK-015).  Only SACK bits tell: the receiver's
- * Cumulative PSN also moves past PSNs the PLW gave up on.
+ * A packet declared lost whose SACK bit is set arrived after all: the path
+ * reorders (MRC-LOSS-021).  Only SACK bits tell: the receiver's Cumulative
+ * PSN also moves past PSNs the PLW gave up on.  This sees only the late
+ * arrivals that beat the PLW; mroce_count_spurious() counts them all.
  */
-static void mroce_count_spurious(struct mroce_conn *conn,
-				 struct mroce_path *path,
-				 const struct mroce_akx *akx, u32 cum, ktime_t now)
+static void mroce_sack_late(struct mroce_path *path,
+			    const struct mroce_akx *akx, u32 cum, ktime_t now)
 {
 	struct mroce_inflight *f;
 	u32 i;
@@ -351,9 +351,29 @@ static void mroce_count_spurious(struct mroce_conn *conn,
 		f = mroce_slot(path, cum + 1 + i);
 		if (!f->live && f->resent && f->psn == cum + 1 + i) {
 			f->resent = false;
-			mroce_count(conn->mdev, SPURIOUS_RETRANSMITS);
 			mroce_path_saw_reorder(path, now, true);
 		}
+	}
+}
+
+/*
+ * Resends that were spurious (MRC-ACK-015): Rx Count includes every
+ * sequenced arrival, and once an ACK is applied each of them is either a
+ * PSN found acknowledged while live or one declared lost before it
+ * arrived (or a network duplicate).  The difference is counted as it grows.
+ */
+static void mroce_count_spurious(struct mroce_conn *conn,
+				 struct mroce_path *path, u32 drx, u32 nacked)
+{
+	s32 late;
+
+	path->rx_sum += drx;
+	path->acked_pkts += nacked;
+	late = path->rx_sum - path->acked_pkts;
+	if (late > (s32)path->spurious) {
+		mroce_count_add(conn->mdev, SPURIOUS_RETRANSMITS,
+				late - path->spurious);
+		path->spurious = late;
 	}
 }
 
@@ -367,6 +387,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			    struct sk_buff_head *q)
 {
 	u32 cum = ntohl(akx->cum_psn), ce, rx, dce = 0, drx = 0, acked = 0;
+	u32 nacked = 0;
 	u32 r, delay;
 	u32 thresh = READ_ONCE(mroce_reorder_thresh), psn;
 	struct mroce_inflight *f, *newest = NULL;
@@ -399,7 +420,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	    mroce_seq_diff(path->plw, path->high_acked) > 0)
 		path->high_acked = high;
 
-	mroce_count_spurious(conn, path, akx, cum, now);
+	mroce_sack_late(path, akx, cum, now);
 	if (akx->ack_flags & MROCE_ACKF_REORDERED)
 		mroce_path_saw_reorder(path, now, false);
 	timer_only = mroce_path_reorders(path, now);	/* MRC-LOSS-021 */
@@ -408,6 +429,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		if (!f->live || !mroce_akx_has(akx, cum, psn))
 			continue;
 		acked += f->charge;
+		nacked++;
 		newest = f;
 		if (f->rec.qp && f->rec.type != MROCE_T_READ_RESP &&
 		    f->rec.type != MROCE_T_ATOMIC_RESP)
@@ -462,11 +484,13 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		path->ack_rx = rx;
 	}
 	path->ack_seen = true;
+	mroce_count_spurious(conn, path, drx, nacked);
 	if (dce) {
 		path->ce_marks += dce;
 		mroce_count_add(conn->mdev, ECN_CE_REPORTED, dce);
 	}
 	if (acked) {
+		conn->acked_at = now;
 		path->backoff = 0;
 		path->rto_from = now;
 		path->tlp_at = 0;

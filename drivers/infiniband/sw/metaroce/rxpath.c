@@ -174,10 +174,23 @@ static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
 	return MROCE_F_ECE;
 }
 
+/* An ACK for rx is due at the latest our Max ACK Delay from now. */
+static void mroce_ack_due_in(struct mroce_conn *conn,
+			     struct mroce_rxpath *rx)
+{
+	rx->ack_due = ktime_add_us(ktime_get(), conn->max_ack_delay);
+	if (!conn->ack_due || ktime_before(rx->ack_due, conn->ack_due)) {
+		conn->ack_due = rx->ack_due;
+		mroce_conn_arm_timer(conn);
+	}
+}
+
 /*
  * An ACK for the peer's path id, with qp's stream record first if qp (8),
  * sent with entropy sport on plane.  It reports everything: no ACK of the
- * path is owed after it.
+ * path is owed after it, except for Stream Records that did not fit and
+ * were never sent: the next ACK of the path follows within our Max ACK
+ * Delay (MRC-ACK-010).
  */
 static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 			    struct mroce_qp *qp, __be16 sport, u8 plane,
@@ -195,6 +208,9 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 	if (rx) {
 		rx->unacked = 0;
 		rx->ack_now = false;
+		rx->sr_more = false;
+		rx->reply_sport = sport;
+		rx->reply_plane = plane;
 	}
 	hint = mroce_cc_rx_hint(conn, NULL, false);
 	nsr = mroce_sr_count(conn, qp);
@@ -212,6 +228,10 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 	mroce_cb(skb)->plane = plane;
 	__skb_queue_tail(q, skb);
 	mroce_count(conn->mdev, ACKS_SENT);
+	if (rx && conn->sr_unsent) {
+		rx->sr_more = true;
+		mroce_ack_due_in(conn, rx);
+	}
 }
 
 /* Acknowledge the peer's path of in now, with qp's stream record if qp. */
@@ -264,13 +284,9 @@ void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
 	}
 	rx->reply_sport = udp_hdr(skb)->source;
 	rx->reply_plane = ((const struct mroce_skb_cb *)skb->cb)->plane;
-	if (rx->unacked > 1)
-		return;
-	rx->ack_due = ktime_add_us(ktime_get(), conn->max_ack_delay);
-	if (!conn->ack_due || ktime_before(rx->ack_due, conn->ack_due)) {
-		conn->ack_due = rx->ack_due;
-		mroce_conn_arm_timer(conn);
-	}
+	if (rx->unacked > 1 || rx->sr_more)
+		return;			/* an ACK is due already */
+	mroce_ack_due_in(conn, rx);
 }
 
 /* Send the coalesced ACKs that are due (MRC-ACK-005, MRC-ACK-007). */
@@ -285,12 +301,14 @@ void mroce_ack_tick(struct mroce_conn *conn, ktime_t now,
 		return;
 	for (i = 0; i < MROCE_MAX_RX_PATHS; i++) {
 		rx = conn->rxpaths[i];
-		if (!rx || !rx->unacked)
+		if (!rx || (!rx->unacked && !rx->sr_more))
 			continue;
 		if (!ktime_after(rx->ack_due, now))
 			mroce_build_ack(conn, i, NULL, rx->reply_sport,
 					rx->reply_plane, q);
-		else if (!next || ktime_before(rx->ack_due, next))
+		/* Stream Records left: the ACK set a new deadline. */
+		if ((rx->unacked || rx->sr_more) &&
+		    (!next || ktime_before(rx->ack_due, next)))
 			next = rx->ack_due;
 	}
 	conn->ack_due = next;

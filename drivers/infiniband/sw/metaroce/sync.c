@@ -22,21 +22,42 @@ struct mroce_sye {
 	__be32 ssn;
 } __packed;
 
-/* The stream's Completed SSN advanced, or a SYNC asked (MRC-ACK-009). */
+/*
+ * The stream's Completed SSN advanced, or a SYNC asked (MRC-ACK-009).
+ * conn->sr_unsent counts the pending records no ACK carried yet.
+ */
 void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 
+	if (list_empty(&st->sr_entry)) {
+		list_add_tail(&st->sr_entry, &conn->sr_pending);
+		conn->sr_unsent++;
+	} else if (st->sr_left != MROCE_SR_REPEAT) {
+		conn->sr_unsent++;
+	}
 	st->sr_left = MROCE_SR_REPEAT;
 	conn->ack_now = true;		/* MRC-ACK-006 rule 6 */
-	if (list_empty(&st->sr_entry))
-		list_add_tail(&st->sr_entry, &conn->sr_pending);
 }
 
-static void mroce_sr_sent(struct mroce_stream *st)
+static void mroce_sr_sent(struct mroce_conn *conn, struct mroce_stream *st)
 {
-	if (!list_empty(&st->sr_entry) && !--st->sr_left)
+	if (list_empty(&st->sr_entry))
+		return;
+	if (st->sr_left == MROCE_SR_REPEAT)
+		conn->sr_unsent--;
+	if (!--st->sr_left)
 		list_del_init(&st->sr_entry);
+}
+
+/* The stream leaves its connection: no record of it is pending. */
+void mroce_sr_forget(struct mroce_conn *conn, struct mroce_stream *st)
+{
+	if (list_empty(&st->sr_entry))
+		return;
+	if (st->sr_left == MROCE_SR_REPEAT)
+		conn->sr_unsent--;
+	list_del_init(&st->sr_entry);
 }
 
 /*
@@ -52,7 +73,7 @@ u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	if (qp) {
 		mroce_rc_fill_sr(qp, &sr[n++]);
-		mroce_sr_sent(&qp->stream);
+		mroce_sr_sent(conn, &qp->stream);
 	}
 	list_for_each_entry_safe(st, tmp, &conn->sr_pending, sr_entry) {
 		if (n == MROCE_ACK_MAX_SR)
@@ -61,7 +82,7 @@ u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
 			continue;
 		mroce_rc_fill_sr(container_of(st, struct mroce_qp, stream),
 				 &sr[n++]);
-		mroce_sr_sent(st);
+		mroce_sr_sent(conn, st);
 	}
 	return n;
 }
@@ -138,16 +159,18 @@ void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
  * The retry timer: 4.096 us * 2^timeout after the last progress; the QP
  * attribute timeout 0 turns it off (MRC-LOSS-016).
  */
+static u64 mroce_retry_ns(const struct mroce_qp *qp)
+{
+	return 4096ULL << min_t(u8, qp->attr.timeout, 31);
+}
+
 void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp)
 {
-	u8 t = qp->attr.timeout;
-
-	if (!t) {
+	if (!qp->attr.timeout) {
 		qp->stream.retry_at = 0;
 		return;
 	}
-	qp->stream.retry_at = ktime_add_ns(ktime_get(),
-					   4096ULL << min_t(u8, t, 31));
+	qp->stream.retry_at = ktime_add_ns(ktime_get(), mroce_retry_ns(qp));
 	mroce_conn_wake_at(conn, qp->stream.retry_at);
 }
 
@@ -162,10 +185,14 @@ static bool mroce_retry_expired(struct mroce_conn *conn, struct mroce_qp *qp)
 
 	/*
 	 * Not while it waits for an RNR pause, or locally for window room,
-	 * pacing or its turn (MRC-LOSS-018).
+	 * pacing or its turn, nor while the connection delivers other
+	 * content: the peer is alive and the stream's turn comes
+	 * (MRC-LOSS-018).  The SYNC timer still asks for lost records.
 	 */
 	if (time_before(jiffies, st->rnr_until) ||
-	    !list_empty(&st->wait_entry) || !list_empty(&conn->retxq)) {
+	    !list_empty(&st->wait_entry) || !list_empty(&conn->retxq) ||
+	    ktime_after(conn->acked_at,
+			ktime_sub_ns(st->retry_at, mroce_retry_ns(qp)))) {
 		mroce_retry_arm(conn, qp);
 		return false;
 	}
@@ -227,6 +254,16 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 			st->sync_at = 0;
 			st->retry_at = 0;
 			continue;
+		}
+		/*
+		 * A stream that waits to send has content the peer cannot
+		 * have delivered yet: nothing to ask about (MRC-LOSS-013).
+		 */
+		if (!ktime_after(st->sync_at, now) &&
+		    !list_empty(&st->wait_entry)) {
+			u32 t = mroce_sync_timeout(conn, st->sync_backoff);
+
+			st->sync_at = ktime_add_us(now, t);
 		}
 		if (ktime_after(st->sync_at, now) || n == MROCE_SYNC_MAX) {
 			if (!next || ktime_before(st->sync_at, next))

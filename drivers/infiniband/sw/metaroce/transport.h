@@ -214,6 +214,13 @@ struct mroce_path {
 	u32 ack_ce;		/* highest CE / Rx Count the peer reported */
 	u32 ack_rx;
 	bool ack_seen;
+	/*
+	 * Rx Count growth and the PSNs found acknowledged while live, since
+	 * the first ACK: what arrived beyond them was resent needlessly.
+	 */
+	u32 rx_sum;
+	u32 acked_pkts;
+	u32 spurious;		/* of those, already counted */
 	u32 round_end;
 	u32 round_dce;
 	u32 round_drx;
@@ -242,6 +249,7 @@ struct mroce_rxpath {
 	bool ack_now;		/* the packet in hand needs an ACK now */
 	bool last_ce;		/* the previous committed packet was CE */
 	bool reordered;		/* a NEW packet came below high since the last ACK */
+	bool sr_more;		/* Stream Records left after its last ACK */
 	u8 reply_plane;		/* where a coalesced ACK goes: the plane */
 	__be16 reply_sport;	/* and entropy of the latest packet */
 	DECLARE_BITMAP(sack, MROCE_SACK_BITS);	/* bit i: PSN cum + 1 + i */
@@ -356,6 +364,8 @@ struct mroce_conn {
 	struct list_head slot_waiters;	/* ... for a message slot (ORD-013) */
 	struct list_head streams_list;	/* every attached stream */
 	struct list_head sr_pending;	/* streams with a record to report */
+	u32 sr_unsent;			/* of those, records not sent yet */
+	ktime_t acked_at;		/* a path last acknowledged a new PSN */
 	struct sk_buff_head txq;	/* built, in PSN order, to send */
 	unsigned long tx_busy;		/* bit 0: a context is sending txq */
 	struct work_struct tx_work;	/* sends txq when softirq gave up */
@@ -568,6 +578,7 @@ bool mroce_rc_incomplete(struct mroce_qp *qp);
 
 /* sync.c */
 void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp);
+void mroce_sr_forget(struct mroce_conn *conn, struct mroce_stream *st);
 u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
 		 struct mroce_sr *sr);
 u8 mroce_sr_count(struct mroce_conn *conn, struct mroce_qp *qp);
