@@ -367,9 +367,8 @@ static void mroce_count_spurious(struct mroce_conn *conn,
 {
 	s32 late;
 
-	path->rx_sum += drx;
-	path->acked_pkts += nacked;
-	late = path->rx_sum - path->acked_pkts;
+	path->rx_late += drx - nacked;
+	late = path->rx_late;
 	if (late > (s32)path->spurious) {
 		mroce_count_add(conn->mdev, SPURIOUS_RETRANSMITS,
 				late - path->spurious);

@@ -51,7 +51,6 @@ static u8 mroce_wqe_type(enum ib_wr_opcode op)
 	}
 }
 
-/* A QP moved to RTR (attach) or RTS: (re)start both halves of its stream. */
 /* The requester starts at the QP's sq_psn with nothing in flight. */
 void mroce_rc_requester_start(struct mroce_qp *qp)
 {
@@ -63,6 +62,7 @@ void mroce_rc_requester_start(struct mroce_qp *qp)
 	st->send_idx = qp->sq.fetch;
 }
 
+/* A QP moved to RTR (attach) or RTS: (re)start both halves of its stream. */
 void mroce_rc_stream_reset(struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;

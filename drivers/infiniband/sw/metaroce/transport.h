@@ -215,11 +215,10 @@ struct mroce_path {
 	u32 ack_rx;
 	bool ack_seen;
 	/*
-	 * Rx Count growth and the PSNs found acknowledged while live, since
-	 * the first ACK: what arrived beyond them was resent needlessly.
+	 * Rx Count growth less the PSNs found acknowledged while live, since
+	 * the first ACK: arrivals of packets declared lost before they came.
 	 */
-	u32 rx_sum;
-	u32 acked_pkts;
+	u32 rx_late;
 	u32 spurious;		/* of those, already counted */
 	u32 round_end;
 	u32 round_dce;
