@@ -6,11 +6,11 @@
 # traffic uses both pairs; taking va2 down mid-transfer costs no QP error
 # (every byte checked by the kverbs module) and fails the plane-1 paths;
 # bringing it up makes them ACTIVE and carry traffic again.  Plane add/del
-# errors: twice, on two devices, not a plane.
+# errors: twice, on two devices, not a plane, a ninth plane.
 . "$(dirname "$0")/lib.sh"
 
 MR=tools/metaroce/metaroce
-tap_plan 17
+tap_plan 19
 
 [ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
 
@@ -100,6 +100,19 @@ fails_with "plane del of a netdev that is not a plane" "not a plane" \
 	mra plane del la va2
 ok_if "without plane 1: RC SEND 1 MiB, every byte" kverbs rc_send size=1048576
 show_all
+
+# Eight planes per device (MRC-PATH-001): lc takes seven more, not eight.
+for i in 0 1 2 3 4 5 6 7; do
+	ip -n $NS_A link add px$i type veth peer name py$i
+done
+add_seven() {
+	local i
+	for i in 0 1 2 3 4 5 6; do mra plane add lc px$i || return 1; done
+	mra show lc | grep -q 'plane 7: px6 '
+}
+ok_if "planes 1 to 7 on one device" add_seven
+fails_with "a ninth netdev: refused" "already has 8 planes" \
+	mra plane add lc px7
 
 ip netns exec $NS_A rdma link delete lc
 ip netns exec $NS_A rdma link delete la

@@ -2,10 +2,11 @@
 # Run a command inside qemu (TCG) booting the installed 6.12 kernel, with the
 # host root shared read-only and the freshly built metaroce.ko installed.
 #
-# Usage: tools/vm/run.sh [-n 1|2] [-t SECONDS] [-o OUTDIR] [-q] -- COMMAND...
+# Usage: tools/vm/run.sh [-n 1|2] [-t SECONDS] [-m MIB] [-o OUTDIR] [-q] -- COMMAND...
 #   -n 2   two VMs joined by a virtual Ethernet link (eth0 in each); the
 #          command runs in both with VM_INDEX=0/1 in its environment
 #   -t     timeout for the whole run (default 300 s)
+#   -m     memory of each VM in MiB (default 2048)
 #   -o     where console log, stdout, dmesg and rc go (default: a temp dir)
 #   -q     do not echo the guest's output
 #
@@ -14,11 +15,12 @@
 set -uo pipefail
 here=$(dirname "$(readlink -f "$0")")
 tree=$(readlink -f "$here/../..")
-nvm=1 timeout=300 out="" quiet=0
-while getopts "n:t:o:q" opt; do
+nvm=1 timeout=300 mem=2048 out="" quiet=0
+while getopts "n:t:m:o:q" opt; do
 	case $opt in
 	n) nvm=$OPTARG ;;
 	t) timeout=$OPTARG ;;
+	m) mem=$OPTARG ;;
 	o) out=$OPTARG ;;
 	q) quiet=1 ;;
 	*) exit 2 ;;
@@ -26,7 +28,8 @@ while getopts "n:t:o:q" opt; do
 done
 shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
-[ $# -gt 0 ] || { echo "usage: $0 [-n 1|2] [-t S] [-o DIR] -- COMMAND..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [-n 1|2] [-t S] [-m MIB] [-o DIR] -- COMMAND..." >&2; exit 2; }
+case $mem in *[!0-9]* | "") echo "run.sh: -m takes MiB" >&2; exit 2 ;; esac
 case $nvm in 1 | 2) ;; *) echo "run.sh: -n takes 1 or 2" >&2; exit 2 ;; esac
 
 ko=$tree/drivers/infiniband/sw/metaroce/metaroce.ko
@@ -91,7 +94,7 @@ boot_vms() {
 			net=(-netdev "socket,id=n0,$sock" -device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:1$i")
 		fi
 		timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
-			-accel tcg,thread=multi -cpu max -smp "$smp" -m 2048 \
+			-accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
 			-display none -monitor none -serial "file:$d/console.log" \
 			-no-reboot -nodefaults \
 			-kernel "$kernel" -initrd "$initrd" \

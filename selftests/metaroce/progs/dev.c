@@ -52,9 +52,16 @@ int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
 void rc_connect(struct ibv_qp *qp, int sgid_index, const union ibv_gid *dgid,
 		uint32_t dest_qpn, uint8_t rd_atomic)
 {
+	rc_connect_mtu(qp, sgid_index, dgid, dest_qpn, rd_atomic, IBV_MTU_1024);
+}
+
+void rc_connect_mtu(struct ibv_qp *qp, int sgid_index,
+		    const union ibv_gid *dgid, uint32_t dest_qpn,
+		    uint8_t rd_atomic, enum ibv_mtu mtu)
+{
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
+		.path_mtu = mtu,
 		.dest_qp_num = dest_qpn,
 		.max_dest_rd_atomic = rd_atomic,
 		.min_rnr_timer = 12,

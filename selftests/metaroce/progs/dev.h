@@ -35,5 +35,9 @@ int find_gid(struct ibv_context *ctx, union ibv_gid *gid);
  */
 void rc_connect(struct ibv_qp *qp, int sgid_index, const union ibv_gid *dgid,
 		uint32_t dest_qpn, uint8_t rd_atomic);
+/* The same with path MTU mtu instead of 1024 bytes. */
+void rc_connect_mtu(struct ibv_qp *qp, int sgid_index,
+		    const union ibv_gid *dgid, uint32_t dest_qpn,
+		    uint8_t rd_atomic, enum ibv_mtu mtu);
 
 #endif /* MROCE_PROGS_DEV_H */
