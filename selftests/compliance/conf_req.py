@@ -10,7 +10,7 @@ import time
 import mrpkt as m
 from verdict import need, record
 
-WC_SUCCESS, WC_REM_ACCESS_ERR = 0, 10
+WC_SUCCESS, WC_REM_ACCESS_ERR, WC_RETRY_EXC_ERR = 0, 10, 12
 WC_SEND, WC_RDMA_WRITE, WC_RDMA_READ = 0, 1, 2
 
 
@@ -34,15 +34,58 @@ class RequesterTests:
                              srs=[(0x80, q["qpn"], q["mine"], completed, limit)])
         self.p.send_raw(pkt, sport=last["sport"])
 
-    def nak_to(self, q, last, code, ssn, completed, detail=1):
+    def nak_to(self, q, last, code, ssn, completed, detail=1, param=0):
         ext = struct.pack(">IIIIII", code << 24 | q["qpn"], detail << 24 | q["mine"],
-                          ssn, 0, 0, completed)
+                          ssn, 0, param, completed)
         self.p.ack_seq = (self.p.ack_seq + 1) & 0xFFFFFFFF
         self.p.send_raw(m.packet(m.T_NAK, ext, **self.p.hdr_kw(
             path_id=last["path_id"], psn=self.p.ack_seq, plw=0)), sport=last["sport"])
 
     def swcs(self, q, wait):
         return [w for w in self.a("poll", qpn=q["qpn"], wait=wait)["wcs"] if w["cq"] == "cq"]
+
+    def t_req_not_ready(self):
+        """NAK NOT_READY to the target as requester (MRC-ERR-010): it stops,
+        waits the Parameter time, doubled for a second NAK in a row, then
+        sends every outstanding request again, oldest first; past
+        4.096 us * 2^timeout * (retry_cnt + 1) of NOT_READY its oldest
+        request fails with RETRY_EXC_ERR."""
+        q = self.new_qp(timeout=12)         # budget 16.8 ms * 8 = 134 ms
+        for wr in (1, 2):
+            self.a("post_send", qpn=q["qpn"], opcode="write", len=100, rkey=0x4400,
+                   va=0x1000 * wr, wr_id=wr)
+        pk = self.stream_pkts(q, (m.T_WRITE,), lambda o: {r["ssn"] for r in o} >= {0, 1})
+        need(pk, "no WRITE")
+        waits, order = [], []
+        for k in range(2):
+            self.nak_to(q, pk[-1], m.NAK_NOT_READY, 0, 0xFFFFFFFF, detail=0, param=4000)
+            t0 = time.monotonic()
+            pk = self.stream_pkts(q, (m.T_WRITE,), lambda o: {r["ssn"] for r in o} >= {0, 1})
+            order.append([r["ssn"] for r in pk])
+            waits.append(pk[0]["t"] - t0 if pk else None)
+        ok = all(w is not None for w in waits) and waits[0] >= 0.004 and waits[1] >= 0.008
+        record("MRC-ERR-010", ok and all(o[:2] == [0, 1] for o in order),
+               "after NOT_READY (4 ms): first resend after %s s; after a second one %s s "
+               "(at least 0.004, 0.008); SSNs resent %s" % (waits[0], waits[1], order))
+        self.sr_to(q, pk[-1], 1)
+        w = self.swcs(q, 2.0)
+        record("MRC-ERR-010", [(x["wr_id"], x["status"]) for x in w] == [(1, 0), (2, 0)],
+               "completions after the record: %s" % w)
+        # NOT_READY for ever: the oldest request fails within the budget.
+        self.a("post_send", qpn=q["qpn"], opcode="write", len=100, rkey=0x4400, va=0,
+               wr_id=3)
+        t0, w = time.monotonic(), []
+        while not w and time.monotonic() < t0 + 5:
+            pk = self.stream_pkts(q, (m.T_WRITE,), lambda o: len(o) >= 1, timeout=0.2)
+            if pk:
+                self.nak_to(q, pk[-1], m.NAK_NOT_READY, 2, 1, detail=0, param=1000)
+            w = self.swcs(q, 0.0)
+        took = time.monotonic() - t0
+        record("MRC-ERR-010",
+               [(x["wr_id"], x["status"]) for x in w] == [(3, WC_RETRY_EXC_ERR)] and
+               took >= 0.134,
+               "NOT_READY for every resend: completions %s after %.2f s (budget 0.134 s)" %
+               (w, took))
 
     def t_requester(self):
         # timeout 18 (1 s): the retry timer must outlast our withheld record.

@@ -111,6 +111,38 @@ class StreamTests:
                bool(acks) and all(a["num_sr"] <= 58 for a in acks),
                "Stream Records per ACK: %s" % [a["num_sr"] for a in acks])
 
+    def t_not_ready(self):
+        """A stream packet for a QP that is still in INIT is acknowledged at
+        path level and answered with NAK NOT_READY carrying
+        not_ready_wait_us (100 by default), not STREAM_CLOSED; once the QP
+        is in RTS the message sent again is taken (MRC-CONN-033,
+        MRC-ERR-009)."""
+        q = self.new_qp(recvs=2, state="init")
+        self.p.drain(0.2)
+        psn = self.send(q, m.T_SEND, self.sx(q, 0, 0, 16), b"i" * 16)
+        got = self.p.drain(1.0)
+        naks = [r for r in got if r["type"] == m.T_NAK and r["resp_qpn"] == q["qpn"]]
+        acked = any(r["type"] == m.T_ACK and r.get("cum_psn") is not None and
+                    m.sacked(r, psn) for r in got)
+        n = naks[0] if naks else None
+        fields = n and (n["code"], n["req_qpn"], n["ssn"], n["param"])
+        record("MRC-CONN-033 MRC-ERR-009",
+               acked and fields == (m.NAK_NOT_READY, q["mine"], 0, 100),
+               "SEND to a QP in INIT: path ACK %s, NAK (code, QPN, SSN, Parameter) %s" %
+               (acked, fields))
+        w = self.wcs(q, 0.2, "rcq")
+        record("MRC-CONN-033", not w, "a QP in INIT completed a receive: %s" % w)
+        self.a("rts", qpn=q["qpn"])
+        psn = self.send(q, m.T_SEND, self.sx(q, 0, 0, 16), b"j" * 16,
+                        flags=m.F_AR | m.F_LAST | m.F_RETX)
+        a, sr = self.sr_ack(q, 2.0, lambda s: s["completed_ssn"] == 0)
+        w = self.wcs(q, 1.0, "rcq")
+        data = bytes.fromhex(self.a("read_recv", qpn=q["qpn"], off=0, len=16)["hex"])
+        record("MRC-CONN-033", a is not None and [x["status"] for x in w] == [0] and
+               data == b"j" * 16,
+               "the SEND again once the QP is in RTS: record %s, completions %s, data %s" %
+               (sr, w, data))
+
     def t_nak_fields(self):
         """NAK contents (spec 5.5.9, 13.1) and the flush of a failed
         responder QP's receives (13.2)."""

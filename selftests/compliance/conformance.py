@@ -447,6 +447,60 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
                "the existing connection stopped answering after a CONNECT with "
                "another SCID from the same address")
 
+    def t_limits(self):
+        """Resource limits (spec 16.4, 6.4): CONNECTs from our address past
+        max_conns_per_peer (default 4) are refused with RESET RESOURCE,
+        addressed with their CX's token, with a Retry After, and counted in
+        conn_rejected; the connections accepted but never used are
+        half-open and freed, silently, after half_open_timeout_ms (default
+        1000 ms); ours keeps working."""
+        q = self.new_qp()
+        names = ("conn_rejected", "conn_half_open", "conn_half_open_expired")
+        self.p.drain(1.2)   # earlier tests' unused connections expire
+        c0 = self.counters(*names)
+        others, acks, resets = [], {}, {}
+        for i in range(5):      # at once: well within half_open_timeout_ms
+            o = Peer(self.local, self.target, sport=self.p.sport ^ (0x40 + i),
+                     listen=False)
+            o.epoch = self.p.epoch
+            others.append(o)
+            self.p.send_raw(o.connect_pkt())
+        got = self.p.drain(0.3)
+        c1 = self.counters(*names)
+        for i, o in enumerate(others):
+            for r in got:
+                if r["dcid"] == o.cid and r["type"] == m.T_CONNECT_ACK:
+                    acks[i] = r
+                elif r["dcid"] == o.cid and r["type"] == m.T_RESET:
+                    resets[i] = r
+        ok, bad = sorted(acks), sorted(resets)
+        shape = [(r["reason"], r["scid"], r["token"] == others[i].token,
+                  r["retry_after"] > 0) for i, r in sorted(resets.items())]
+        record("MRC-SEC-007 MRC-CONN-045",
+               ok and bad and ok + bad == list(range(5)) and
+               all(x == (4, 0, True, True) for x in shape) and
+               c1["conn_rejected"] - c0["conn_rejected"] == len(bad),
+               "5 more CONNECTs from our address: accepted %s, refused %s, RESETs "
+               "(reason, SCID, CX token, Retry After > 0) %s, conn_rejected +%d" %
+               (ok, bad, shape, c1["conn_rejected"] - c0["conn_rejected"]))
+        record("MRC-CONN-028", c1["conn_half_open"] - c0["conn_half_open"] == len(ok),
+               "conn_half_open +%d for %d accepted CONNECTs" %
+               (c1["conn_half_open"] - c0["conn_half_open"], len(ok)))
+        cids = {o.cid for o in others}
+        sent = [r for r in self.p.drain(1.6) if r["dcid"] in cids]
+        c2 = self.counters(*names)
+        record("MRC-CONN-028",
+               c2["conn_half_open"] == c0["conn_half_open"] and
+               c2["conn_half_open_expired"] - c0["conn_half_open_expired"] == len(ok) and
+               not sent,
+               "1.6 s later: conn_half_open %d (was %d), conn_half_open_expired +%d, "
+               "%d packets to the half-open ones" %
+               (c2["conn_half_open"], c0["conn_half_open"],
+                c2["conn_half_open_expired"] - c0["conn_half_open_expired"], len(sent)))
+        psn = self.p.send_seq(m.T_SEND, self.sx(q, 0, 0, 16), b"L" * 16)
+        record("MRC-CONN-028", self.ack_of(psn) is not None,
+               "our own connection stopped answering")
+
     def t_bad_cx(self):
         """CONNECTs with invalid CX fields (spec 5.7): dropped and counted
         in drop_bad_header, no CONNECT_ACK (a RESET PROTOCOL may answer)."""
@@ -471,8 +525,11 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
                    "CONNECT with %s: %s, drop_bad_header +%d" %
                    (what, "accepted" if acks else "not accepted", d))
             if resets:
-                record("MRC-CONN-045", resets[0]["reason"] in (3, 5),
-                       "RESET reason %d for %s" % (resets[0]["reason"], what))
+                record("MRC-CONN-045", resets[0]["reason"] in (3, 5) and
+                       resets[0]["token"] == other.token,
+                       "RESET reason %d, Token %s the CX's, for %s" %
+                       (resets[0]["reason"], "=" if resets[0]["token"] == other.token
+                        else "!=", what))
 
     def t_whole_run(self):
         """Rules every packet the target sent during the run must follow."""
@@ -540,10 +597,11 @@ def main(argv):
     tests = [s.t_connect, s.t_wrap, s.t_send, s.t_write_ooo, s.t_access, s.t_read,
              s.t_atomic, s.t_rnr_length_seq, s.t_windows, s.t_malformed,
              s.t_ack_sack, s.t_ack_ce, s.t_ack_coalesce, s.t_plw, s.t_multipath_rx,
-             s.t_probe, s.t_sync, s.t_sr_drain, s.t_nak_fields, s.t_order, s.t_consistency,
+             s.t_probe, s.t_sync, s.t_sr_drain, s.t_not_ready, s.t_nak_fields, s.t_order, s.t_consistency,
              s.t_seg_window, s.t_write_imm, s.t_zero_len, s.t_requester,
+             s.t_req_not_ready,
              s.t_datagram_rx, s.t_datagram_tx,
-             s.t_spoof, s.t_second_connect, s.t_bad_cx, s.t_whole_run]
+             s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx, s.t_whole_run]
     crashed = []
     for t in tests:
         t0 = time.monotonic()

@@ -82,7 +82,14 @@ class Checks:
         p.token = random.randrange(1, 1 << 64)
         p.peer_cid = p.peer_token = None
         p.drain(0.2)
-        return p.connect()
+        a = p.connect()
+        if a:
+            # A packet other than CONNECT confirms it: not half-open (6.4).
+            pbx = struct.pack(">IB3xQ", random.randrange(1 << 32), 0, 0)
+            p.send_raw(m.packet(m.T_PROBE, pbx, **p.hdr_kw(path_id=0, psn=p.psn,
+                                                            plw=p.plw)))
+            p.recv(lambda r: r["type"] == m.T_PROBE_REPLY and r["dcid"] == p.cid, 2)
+        return a
 
     def answers(self, match, wait=0.7):
         return [r for r in self.p.drain(wait) if match(r)]

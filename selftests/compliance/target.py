@@ -90,7 +90,9 @@ class Target:
         return AHAttr(gr=gr, is_global=1, port_num=1)
 
     def op_qp(self, peer_ip, peer_qpn, mr_len=65536, recvs=8, recv_len=4096,
-              access="wra", mtu=1024, timeout=10):
+              access="wra", mtu=1024, timeout=10, state="rts"):
+        """An RC QP towards the peer, in RTS, or left in INIT with
+        state="init" (op_rts moves it on)."""
         acc = e.IBV_ACCESS_LOCAL_WRITE
         for c in access:
             acc |= ACC[c]
@@ -117,13 +119,22 @@ class Target:
         attr.timeout = timeout
         attr.retry_cnt = 7
         attr.rnr_retry = 1
-        qp.to_rts(attr)
+        if state == "init":
+            qp.to_init(attr)
+        else:
+            qp.to_rts(attr)
         q = dict(qp=qp, cq=cq, rcq=rcq, mr=mr, rmr=rmr, recv_len=recv_len,
-                 nrecv=0)
+                 nrecv=0, attr=attr)
         self.qps[qp.qp_num] = q
         self.op_post_recv(qp.qp_num, recvs, recv_len)
         return dict(qpn=qp.qp_num, rkey=mr.rkey, va=mr.buf, len=mr_len,
                     recv_va=rmr.buf, gid=str(self.gid))
+
+    def op_rts(self, qpn):
+        """A QP made with state="init" to RTR and RTS."""
+        q = self.qps[qpn]
+        q["qp"].to_rts(q["attr"])
+        return {}
 
     def op_read(self, qpn, off, len):
         return dict(hex=self.qps[qpn]["mr"].read(len, off).hex())

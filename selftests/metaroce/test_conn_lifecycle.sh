@@ -9,7 +9,8 @@
 # destroyed peer QP detaches our stream; idle connections are reclaimed
 # (CONN_CLOSE, TOMBSTONE) and new ones work; a restarted peer device
 # fails our connection (RESET NO_CONNECTION); the dead-connection timer
-# and a failed handshake fail waiting QPs.  Then the connection-level
+# and a failed handshake fail waiting QPs; a connection whose responder
+# side gets its QP only after half_open_timeout_ms is not freed.  Then the connection-level
 # compliance checks (selftests/compliance/conn_lifecycle.py) against mra0
 # with host B as a crafted peer.
 . "$(dirname "$0")/lib.sh"
@@ -32,13 +33,15 @@ ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
 ip netns exec $NS_B rdma link add mrb0 type metaroce netdev vb
 wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mr[ab]0/ports/1/gids/*'
 
-tap_plan 8
+tap_plan 9
 ok_if "killed peer process: READ fails with RETRY_EXC_ERR at once" py kill mra0 mrb0
 ok_if "destroyed / failed peer QP: stream detached, requests fail at once" py destroy mra0 mrb0
 ok_if "idle connections are reclaimed and new ones work" py idle mra0 mrb0
 ok_if "peer restart: our QPs fail, new connections work" py restart mra0 mrb0
 wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mrb0/ports/1/gids/*'
 ok_if "dead-connection timer and handshake failure fail the QP" py dead mra0 mrb0
+wait_for 10 bash -c 'grep -q ffff /sys/class/infiniband/mrb0/ports/1/gids/*'
+ok_if "a QP whose peer reaches RTR 2.5 s later: no half-open expiry" py late mra0 mrb0
 
 diag "$(cat /tmp/conn-life.log)"
 

@@ -10,7 +10,7 @@ mode=${1:-full}
 . "$here/lib.sh"
 
 case $mode in
-full) DUR=3 LOSSES="0 0.1 1 5 10" ;;
+full) DUR=6 LOSSES="0 0.1 1 5 10" ;;
 short) DUR=3 LOSSES="0 1 10" ;;
 *) DUR=1 LOSSES="0 1" ;;
 esac

@@ -14,7 +14,7 @@ for f in "$here"/scen_*.sh; do . "$f"; done
 
 case $mode in
 full)
-	BENCH_DUR=3 BENCH_LAT_ITERS=1000
+	BENCH_DUR=6 BENCH_LAT_ITERS=1000
 	BENCH_STACKS="mroce-2ns mroce-1ns rxe-1ns" BENCH_TCP="tcp-2ns tcp-1ns"
 	BENCH_LAT_OPS="send write read" BENCH_BW_OPS="send write read"
 	BENCH_SIZES="4096 65536 1048576" BENCH_QPS="1 8" BENCH_ATOMIC=1

@@ -23,7 +23,7 @@ from pyverbs.mr import MR  # noqa: E402
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
 from pyverbs.wr import SGE, RecvWR, SendWR  # noqa: E402
 
-from mrlib import Host, TestFailure, check, main, poll  # noqa: E402
+from mrlib import Host, TestFailure, check, main, poll, readable  # noqa: E402
 
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
           e.IBV_ACCESS_REMOTE_READ)
@@ -335,10 +335,27 @@ def t_restart(da, db):
     verified_write(a2, b2)
 
 
+def t_late(da, db):
+    """One side connects its QP (its device opens the connection), the
+    other side's QP reaches RTR only 2.5 s later, longer than
+    half_open_timeout_ms (1 s): the connection is not freed as half-open,
+    because the initiator confirmed it with a PROBE (MRC-CONN-013), and a
+    verified WRITE works."""
+    expired = cnt(db, 'conn_half_open_expired')
+    a, b = Side(da), Side(db)
+    a.connect(b.qp.qp_num, b.h.gid)
+    time.sleep(2.5)
+    b.connect(a.qp.qp_num, a.h.gid)
+    verified_write(a, b)
+    check(cnt(db, 'conn_half_open_expired') == expired,
+          'the responder freed a connection as half-open')
+
+
 def t_dead(da, db):
     """With conn_dead_timeout_s 2, a connection whose packets are all lost
     fails once no path has been ACTIVE for 2 s: our request fails with
-    IB_WC_RETRY_EXC_ERR well before the retry timer (8.6 s) would fail it.
+    IB_WC_RETRY_EXC_ERR well before the retry timer (8.6 s) would fail it,
+    and the QP gets IBV_EVENT_QP_FATAL.
     A handshake nobody answers fails the waiting QP the same way."""
     tunable('conn_dead_timeout_s', 2)
     try:
@@ -362,6 +379,13 @@ def t_dead(da, db):
               'wr %d status %d' % (wc.wr_id, wc.status))
         check(t1 - t0 < 7, 'error after %.2fs' % (t1 - t0))
         check(cnt(da, 'conn_failed') > failed, 'connection did not fail')
+        # The consumer hears of it: IBV_EVENT_QP_FATAL on the QP.
+        check(readable(a.h.async_fd, 5),
+              'no async event after the connection failed')
+        ev = a.h.ctx.get_async_event()
+        check(ev.event_type == e.IBV_EVENT_QP_FATAL,
+              'async event %d, not IBV_EVENT_QP_FATAL' % ev.event_type)
+        ev.ack()
     finally:
         tunable('conn_dead_timeout_s', 30)
 
@@ -388,4 +412,4 @@ if __name__ == '__main__':
         child(sys.argv[2])
         sys.exit(0)
     main({'kill': t_kill, 'destroy': t_destroy, 'idle': t_idle,
-          'restart': t_restart, 'dead': t_dead})
+          'restart': t_restart, 'dead': t_dead, 'late': t_late})

@@ -330,6 +330,8 @@ u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
 			WRITE_ONCE(conn->rx_bklg, true);
 		WRITE_ONCE(conn->rx_last_at, now);
 	}
+	if (!conn->hints)
+		return 0;	/* no HINT capability: no hint (MRC-ACK-004) */
 	cap = READ_ONCE(mroce_rx_capacity_mbps) ?: READ_ONCE(mdev->link_mbps);
 	if (!cap)
 		return 0;

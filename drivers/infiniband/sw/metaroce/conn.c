@@ -168,7 +168,7 @@ static void mroce_conn_hs_retry_at(struct mroce_conn *conn)
 
 /*
  * Our plane addresses for a CX, in plane order, the connection's own
- * first (spec 5.5.12): IPv4 planes when the connection is IPv4.
+ * first (spec 5.5.12): the planes' addresses of the connection's family.
  */
 static u8 mroce_cx_addrs(struct mroce_conn *conn, union ib_gid *addrs)
 {
@@ -177,12 +177,10 @@ static u8 mroce_cx_addrs(struct mroce_conn *conn, union ib_gid *addrs)
 	int i;
 
 	addrs[0] = conn->local;
-	if (!ipv6_addr_v4mapped((struct in6_addr *)conn->local.raw))
-		return n;
 	rcu_read_lock();
 	for (i = 1; i < MROCE_MAX_PLANES; i++) {
 		ndev = mroce_plane_dev(conn->mdev, i);
-		if (ndev && mroce_plane_addr4(ndev, &addrs[n]))
+		if (ndev && mroce_plane_addr(ndev, &conn->local, &addrs[n]))
 			n++;
 	}
 	rcu_read_unlock();
@@ -205,7 +203,7 @@ void mroce_conn_pair_planes(struct mroce_conn *conn)
 	rcu_read_lock();
 	for (i = 1; i < MROCE_MAX_PLANES; i++) {
 		ndev = mroce_plane_dev(conn->mdev, i);
-		if (!ndev || !mroce_plane_addr4(ndev, &src))
+		if (!ndev || !mroce_plane_addr(ndev, &conn->local, &src))
 			continue;
 		for (k = 0; k < conn->npeer_addrs; k++) {
 			if (!mroce_plane_reaches(ndev, &src,
@@ -243,7 +241,7 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	cx = (struct mroce_cx *)(skb->data + sizeof(struct mroce_bth));
 	cx->vmin_vmax = MROCE_VERSION << 4 | MROCE_VERSION;
 	cx->num_addrs = naddrs;
-	cx->caps = htons(MROCE_CAP_ATOMIC | MROCE_CAP_HINT);
+	cx->caps = htons(MROCE_CAP_ATOMIC | (conn->hints ? MROCE_CAP_HINT : 0));
 	cx->epoch = cpu_to_be64(mdev->epoch);
 	cx->token = cpu_to_be64(conn->local_token);
 	cx->guid = mdev->ibdev.node_guid;
@@ -270,7 +268,7 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 	if (conn->state == MROCE_CONN_CONNECTING) {
 		if (conn->hs_at && ktime_after(conn->hs_at, now)) {
 			/* not yet */
-		} else if (conn->connect_tries++ < MROCE_CONNECT_RETRIES) {
+		} else if (conn->connect_tries++ < READ_ONCE(mroce_connect_retries)) {
 			mroce_count(conn->mdev, CONNECT_RETRIES);
 			mroce_build_connect(conn, MROCE_T_CONNECT, &q);
 			mroce_conn_hs_retry_at(conn);
@@ -315,6 +313,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->css_shift = mroce_mtu_shift(READ_ONCE(mdev->active_mtu));
 	conn->max_ack_delay = READ_ONCE(mroce_ack_coalesce_us);
 	conn->rx_slots = READ_ONCE(mroce_rx_msg_slots);
+	conn->hints = READ_ONCE(mroce_hint);
 	hrtimer_init(&conn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->timer.function = mroce_conn_timer;
 	xa_init(&conn->trackers);
@@ -499,8 +498,6 @@ static bool mroce_cx_len_ok(const struct mroce_bth *bth)
 	       bth->hdr_len * 4 == sizeof(*bth) + sizeof(*cx) + 16 * cx->num_addrs;
 }
 
-#define MROCE_CONNS_PER_PEER	4	/* connections from one address */
-
 /*
  * A valid CONNECT from the peer at address peer with GUID guid carries
  * epoch: every connection to that peer with another recorded epoch is of
@@ -565,8 +562,33 @@ static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
 		if (!same_addr && conn->state == MROCE_CONN_CONNECTING)
 			same_addr = conn;
 	}
-	*full = n >= MROCE_CONNS_PER_PEER;
+	*full = n >= READ_ONCE(mroce_max_conns_per_peer);
 	return same_addr;
+}
+
+/*
+ * May a CONNECT make a new connection (spec 16.4)?  0 if so; -EBUSY past
+ * conn_rate_limit accepted CONNECTs this second (drop it silently);
+ * -ENOSPC past max_conns or max_half_open (RESET RESOURCE).  conns_lock
+ * held.
+ */
+static int mroce_connect_admit(struct mroce_dev *mdev)
+{
+	unsigned long now = jiffies;
+
+	if (time_after_eq(now, mdev->connect_rl_at + HZ)) {
+		mdev->connect_rl_at = now;
+		mdev->connect_rl_n = 0;
+	}
+	if (mdev->connect_rl_n >= READ_ONCE(mroce_conn_rate_limit))
+		return -EBUSY;
+	if (mroce_counter_sum(mdev, MROCE_CNT_CONN_ACTIVE) >=
+	    READ_ONCE(mroce_max_conns) ||
+	    mroce_counter_sum(mdev, MROCE_CNT_CONN_HALF_OPEN) >=
+	    READ_ONCE(mroce_max_half_open))
+		return -ENOSPC;
+	mdev->connect_rl_n++;
+	return 0;
 }
 
 /* A CONNECT from peer (spec 6.3.2, 6.3.6, 6.7.2). */
@@ -579,6 +601,7 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
 	bool full = false;
+	int err = 0;
 
 	if (!mroce_cx_len_ok(bth) || bth->dcid || !bth->scid) {
 		mroce_count(mdev, DROP_BAD_HEADER);
@@ -591,11 +614,24 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 		mroce_conns_peer_epoch(mdev, peer, cx->guid,
 				       be64_to_cpu(cx->epoch));
 	conn = mroce_connect_match(mdev, local, peer, bth, &full);
-	if (!conn && !full)
-		conn = mroce_conn_new(mdev, local, peer);
+	if (!conn) {
+		err = full ? -ENOSPC : mroce_connect_admit(mdev);
+		if (!err) {
+			conn = mroce_conn_new(mdev, local, peer);
+			if (!conn)
+				err = -ENOSPC;
+		}
+	}
 	if (!conn) {
 		spin_unlock_bh(&mdev->conns_lock);
-		mroce_count(mdev, CONN_REJECTED);
+		if (err == -EBUSY) {
+			mroce_count(mdev, DROP_RATE_LIMITED);
+			return;
+		}
+		mroce_count(mdev, CONN_REJECTED);	/* C3 */
+		mroce_reset_stateless(mdev, skb, local, peer,
+				      MROCE_RST_RESOURCE,
+				      READ_ONCE(mroce_half_open_timeout_ms));
 		return;
 	}
 	spin_lock(&conn->lock);
@@ -605,6 +641,8 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	} else if (!mroce_conn_take_cx(conn, skb)) {
 		/* New (C2), or simultaneous open (C5). */
 		mroce_count(mdev, CONN_ESTABLISHED);
+		if (!conn->initiator)
+			mroce_conn_half_open_start(conn);
 		conn->state = MROCE_CONN_ESTABLISHED;
 		conn->hs_at = 0;
 		mroce_rxpaths_free(conn);
@@ -617,7 +655,7 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 		if (!conn->initiator)
 			mroce_conn_tombstone(conn);	/* made for it */
 		mroce_reset_stateless(mdev, skb, local, peer,
-				      MROCE_RST_PROTOCOL);
+				      MROCE_RST_PROTOCOL, 0);
 	}
 	if (!skb_queue_empty(&q))
 		mroce_reply_to(skb_peek(&q), skb);
@@ -653,13 +691,9 @@ static void mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
 	conn->hs_at = 0;
 	mroce_rxpaths_free(conn);
 	mroce_count(conn->mdev, CONN_ESTABLISHED);
+	mroce_path_confirm(conn, q);
 	mroce_rc_kick_waiters(conn, q);
 	mroce_conn_idle_check(conn);
-}
-
-static bool mroce_is_sequenced(u8 type)
-{
-	return type >= MROCE_T_SEND && type <= MROCE_T_STREAM_CLOSE;
 }
 
 /* The RC QP a stream packet of conn is for, referenced, or NULL. */
@@ -679,6 +713,23 @@ static struct mroce_qp *mroce_stream_qp(struct mroce_conn *conn,
 		return NULL;
 	}
 	return qp;
+}
+
+/*
+ * Is qpn an RC QP that exists but is not in RTR yet (RESET or INIT)?  Its
+ * stream cannot attach: NAK NOT_READY (MRC-CONN-033).
+ */
+static bool mroce_qp_not_ready(struct mroce_dev *mdev, u32 qpn)
+{
+	struct mroce_qp *qp = mroce_qp_get(mdev, qpn);
+	bool not_ready;
+
+	if (!qp)
+		return false;
+	not_ready = qp->ibqp.qp_type == IB_QPT_RC &&
+		    READ_ONCE(qp->state) < IB_QPS_RTR;
+	mroce_qp_put(qp);
+	return not_ready;
 }
 
 /* The stream header rules of spec 5.5.1 and 5.7, before any state changes. */
@@ -752,9 +803,14 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 	}
 	if (!qp) {
 		mroce_count(conn->mdev, DROP_NO_STREAM);
-		if (mroce_stomb_nak_ok(conn,
-				       ntohl(sx->segsh_dqpn) & MROCE_QPN_MASK,
-				       ntohl(sx->sqpn) & MROCE_QPN_MASK))
+		if (mroce_qp_not_ready(conn->mdev,
+				       ntohl(sx->segsh_dqpn) & MROCE_QPN_MASK))
+			mroce_send_nak(conn, skb, MROCE_NAK_NOT_READY, 0,
+				       READ_ONCE(mroce_not_ready_wait_us), q);
+		else if (mroce_stomb_nak_ok(conn,
+					    ntohl(sx->segsh_dqpn) &
+					    MROCE_QPN_MASK,
+					    ntohl(sx->sqpn) & MROCE_QPN_MASK))
 			mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0,
 				       q);
 	} else if (bth->type == MROCE_T_READ_RESP ||
@@ -827,7 +883,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		 */
 		mroce_reset_stateless(mdev, skb, &local, &peer, bth->dcid ?
 				      MROCE_RST_NO_CONNECTION :
-				      MROCE_RST_CONNECT_REQUIRED);
+				      MROCE_RST_CONNECT_REQUIRED, 0);
 		return;
 	}
 	__skb_queue_head_init(&q);
@@ -848,6 +904,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	}
 	mroce_count(mdev, RX_PACKETS);
 	mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
+	mroce_conn_half_open_end(conn);	/* a valid packet: confirmed (6.4) */
 	mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
 	if (bth->type == MROCE_T_CONNECT_ACK) {
 		mroce_rx_connect_ack(conn, skb, &q);

@@ -46,6 +46,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_PROBE_REPLIES_RCVD] = { .name = "probe_replies_rcvd" },
 	[MROCE_CNT_CONN_ACTIVE] = { .name = "conn_active" },
 	[MROCE_CNT_CONN_HALF_OPEN] = { .name = "conn_half_open" },
+	[MROCE_CNT_CONN_HALF_OPEN_EXPIRED] = { .name = "conn_half_open_expired" },
 	[MROCE_CNT_CONN_ESTABLISHED] = { .name = "conn_established" },
 	[MROCE_CNT_CONN_CLOSED] = { .name = "conn_closed" },
 	[MROCE_CNT_CONN_FAILED] = { .name = "conn_failed" },
@@ -102,6 +103,17 @@ struct rdma_hw_stats *mroce_alloc_hw_port_stats(struct ib_device *ibdev,
 	return rdma_alloc_hw_stats_struct(mroce_counter_descs,
 					  ARRAY_SIZE(mroce_counter_descs),
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* The value of counter idx of mdev, summed over the CPUs. */
+u64 mroce_counter_sum(struct mroce_dev *mdev, int idx)
+{
+	u64 v = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		v += READ_ONCE(per_cpu_ptr(mdev->stats, cpu)->c[idx]);
+	return v;
 }
 
 int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,

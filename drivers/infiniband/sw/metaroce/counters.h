@@ -49,6 +49,7 @@ enum mroce_counter {
 	MROCE_CNT_PROBE_REPLIES_RCVD,
 	MROCE_CNT_CONN_ACTIVE,
 	MROCE_CNT_CONN_HALF_OPEN,
+	MROCE_CNT_CONN_HALF_OPEN_EXPIRED,
 	MROCE_CNT_CONN_ESTABLISHED,
 	MROCE_CNT_CONN_CLOSED,
 	MROCE_CNT_CONN_FAILED,
@@ -105,6 +106,9 @@ struct mroce_stats {
 	this_cpu_inc((mdev)->stats->c[MROCE_CNT_##cnt])
 #define mroce_count_add(mdev, cnt, n) \
 	this_cpu_add((mdev)->stats->c[MROCE_CNT_##cnt], (n))
+
+struct mroce_dev;
+u64 mroce_counter_sum(struct mroce_dev *mdev, int idx);
 
 struct rdma_hw_stats *mroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port_num);

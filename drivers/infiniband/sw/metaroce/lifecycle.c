@@ -116,6 +116,7 @@ void mroce_conns_destroy(struct mroce_dev *mdev)
 		cancel_work_sync(&conn->reap_work);
 		if (conn->state != MROCE_CONN_TOMBSTONE)
 			this_cpu_dec(mdev->stats->c[MROCE_CNT_CONN_ACTIVE]);
+		mroce_conn_half_open_end(conn);
 		/* Unreferenced otherwise: free now, not after a grace period. */
 		if (mroce_conn_unlist(conn) && refcount_dec_and_test(&conn->ref))
 			mroce_conn_free(conn);
@@ -167,6 +168,29 @@ bool mroce_stomb_nak_ok(struct mroce_conn *conn, u32 lqpn, u32 pqpn)
 	return true;
 }
 
+/*
+ * A responder's connection made by a CONNECT is half-open until a valid
+ * packet of another type arrives on it; it is freed, silently, after
+ * half_open_timeout_ms without one (MRC-CONN-028).  conn->lock held.
+ */
+void mroce_conn_half_open_start(struct mroce_conn *conn)
+{
+	u32 ms = READ_ONCE(mroce_half_open_timeout_ms);
+
+	conn->half_open = true;
+	conn->half_open_until = ktime_add_ms(ktime_get(), ms);
+	mroce_count(conn->mdev, CONN_HALF_OPEN);
+	mroce_conn_arm_timer(conn);
+}
+
+void mroce_conn_half_open_end(struct mroce_conn *conn)
+{
+	if (!conn->half_open)
+		return;
+	conn->half_open = false;
+	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_CONN_HALF_OPEN]);
+}
+
 /* Start the idle clock if the last stream went.  conn->lock held. */
 void mroce_conn_idle_check(struct mroce_conn *conn)
 {
@@ -214,6 +238,7 @@ void mroce_conn_tombstone(struct mroce_conn *conn)
 	conn->tomb_at = ktime_add_ms(ktime_get(),
 				     READ_ONCE(mroce_tombstone_ms));
 	mroce_retx_drop_qp(conn, NULL);
+	mroce_conn_half_open_end(conn);
 	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_CONN_ACTIVE]);
 	mroce_conn_arm_timer(conn);
 }
@@ -252,6 +277,8 @@ ktime_t mroce_conn_life_next(struct mroce_conn *conn)
 
 	if (conn->idle_at)
 		next = conn->idle_at;
+	if (conn->half_open && ktime_before(conn->half_open_until, next))
+		next = conn->half_open_until;
 	if (conn->close_at && ktime_before(conn->close_at, next))
 		next = conn->close_at;
 	if (dead && conn->inactive_at) {
@@ -293,6 +320,15 @@ void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
 {
 	u32 dead = READ_ONCE(mroce_conn_dead_timeout_s);
 
+	if (conn->half_open && !ktime_after(conn->half_open_until, now)) {
+		if (!conn->streams) {
+			/* Never confirmed: freed, nothing sent (6.4). */
+			mroce_count(conn->mdev, CONN_HALF_OPEN_EXPIRED);
+			mroce_conn_tombstone(conn);
+			return;
+		}
+		mroce_conn_half_open_end(conn);	/* our own QPs use it */
+	}
 	if (conn->state == MROCE_CONN_ESTABLISHED) {
 		/*
 		 * A path that is not ACTIVE has probe timers, so the timer

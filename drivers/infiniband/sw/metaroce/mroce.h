@@ -95,6 +95,8 @@ struct mroce_dev {
 
 	u64 epoch;			/* spec 6.1.4 */
 	struct mroce_reset_rl reset_rl;	/* stateless RESETs (reset.c) */
+	unsigned long connect_rl_at;	/* conn_rate_limit window (conns_lock) */
+	u32 connect_rl_n;		/* CONNECTs accepted in it */
 	spinlock_t conns_lock;		/* writers of conns and conn_xa */
 	struct list_head conns;		/* struct mroce_conn, RCU */
 	struct xarray conn_xa;		/* local CID -> struct mroce_conn */
@@ -132,7 +134,8 @@ struct mroce_dev *mroce_dev_get_from(u32 index);
 int mroce_plane_of(struct mroce_dev *mdev, const struct net_device *ndev);
 struct net_device *mroce_plane_dev(struct mroce_dev *mdev, int i);
 bool mroce_plane_up(struct mroce_dev *mdev, int i);
-bool mroce_plane_addr4(struct net_device *ndev, union ib_gid *gid);
+bool mroce_plane_addr(struct net_device *ndev, const union ib_gid *like,
+		      union ib_gid *gid);
 bool mroce_plane_reaches(struct net_device *ndev, const union ib_gid *src,
 			 const union ib_gid *dst);
 int mroce_plane_add(struct mroce_dev *mdev, struct net_device *ndev,

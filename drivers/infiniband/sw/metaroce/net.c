@@ -6,6 +6,7 @@
  * CRC32C trailer, routes and sends a MetaRoCE packet.
  */
 #include <linux/crc32c.h>
+#include <linux/hash.h>
 #include <linux/module.h>
 #include <net/ip6_route.h>
 #include <net/ipv6_stubs.h>
@@ -17,15 +18,12 @@
 #include "counters.h"
 #include "mroce.h"
 #include "net.h"
+#include "transport.h"
 #include "wire.h"
 
 unsigned short mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
 module_param_named(udp_port, mroce_udp_port, ushort, 0444);
 MODULE_PARM_DESC(udp_port, "UDP destination port of MetaRoCE traffic (default 4793)");
-
-static unsigned char mroce_dscp = MROCE_DSCP_DEFAULT;
-module_param_named(dscp, mroce_dscp, byte, 0644);
-MODULE_PARM_DESC(dscp, "DSCP of MetaRoCE packets, 0-63 (default 26)");
 
 struct mroce_net {
 	struct socket __rcu *sk4;
@@ -122,8 +120,6 @@ static struct pernet_operations mroce_net_ops = {
 
 int mroce_net_init(void)
 {
-	if (mroce_dscp > 63)
-		return -EINVAL;
 	return register_pernet_subsys(&mroce_net_ops);
 }
 
@@ -142,9 +138,18 @@ struct sk_buff *mroce_alloc_skb(unsigned int len, gfp_t gfp)
 	return skb;
 }
 
-static u8 mroce_tos(void)
+/*
+ * The traffic class of skb: dscp for sequenced packets and datagrams,
+ * ctrl_dscp for control packets (MRC-ENC-004); ECT(0) unless the ecn
+ * tunable is 0 (MRC-ENC-005).
+ */
+static u8 mroce_tos(const struct sk_buff *skb)
 {
-	return (READ_ONCE(mroce_dscp) & 0x3f) << 2 | MROCE_ECN_ECT0;
+	u8 type = ((const struct mroce_bth *)skb->data)->type;
+	u8 dscp = mroce_is_sequenced(type) || type == MROCE_T_DATAGRAM ?
+		  READ_ONCE(mroce_dscp) : READ_ONCE(mroce_ctrl_dscp);
+
+	return dscp << 2 | (READ_ONCE(mroce_ecn) ? MROCE_ECN_ECT0 : 0);
 }
 
 static int mroce_xmit4(struct net *net, struct socket *sock,
@@ -164,10 +169,16 @@ static int mroce_xmit4(struct net *net, struct socket *sock,
 	if (IS_ERR(rt))
 		return PTR_ERR(rt);
 	udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr,
-			    mroce_tos(), ip4_dst_hoplimit(&rt->dst),
+			    mroce_tos(skb), ip4_dst_hoplimit(&rt->dst),
 			    htons(IP_DF), sport, htons(mroce_udp_port),
 			    false, false);
 	return 0;
+}
+
+/* The IPv6 Flow Label of an entropy: fixed while it is (MRC-ENC-010). */
+static __be32 mroce_flow_label(__be16 sport)
+{
+	return htonl(hash_32(ntohs(sport), 20) ?: 1);
 }
 
 static int mroce_xmit6(struct net *net, struct socket *sock,
@@ -187,8 +198,8 @@ static int mroce_xmit6(struct net *net, struct socket *sock,
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
 	udp_tunnel6_xmit_skb(dst, sock->sk, skb, dst->dev, &fl6.saddr,
-			     &fl6.daddr, mroce_tos(),
-			     ip6_dst_hoplimit(dst), 0, sport,
+			     &fl6.daddr, mroce_tos(skb),
+			     ip6_dst_hoplimit(dst), mroce_flow_label(sport), sport,
 			     htons(mroce_udp_port), false);
 	return 0;
 }

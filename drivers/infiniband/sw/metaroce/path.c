@@ -299,6 +299,17 @@ static void mroce_path_tlp(struct mroce_conn *conn, struct mroce_path *path,
 	mroce_send_probe(conn, path, q);
 }
 
+/*
+ * The handshake completed at the initiator: a PROBE on path 0 takes the
+ * responder's connection out of the half-open state even when no data
+ * follows (MRC-CONN-013), and gives the path its first RTT sample.
+ */
+void mroce_path_confirm(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	if (conn->npaths)
+		mroce_send_probe(conn, conn->paths[0], q);
+}
+
 /* Leave the current entropy and probe the new one (P8, P10, P12). */
 static void mroce_path_probe_new(struct mroce_conn *conn,
 				 struct mroce_path *path,
@@ -790,8 +801,11 @@ void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp)
 		path = conn->paths[i];
 		for (psn = path->plw; psn != path->next_psn; psn++) {
 			f = mroce_slot(path, psn);
-			if (f->live && f->rec.qp == qp)
-				mroce_resolve(path, f);
+			if (!f->live || f->rec.qp != qp)
+				continue;
+			mroce_resolve(path, f);
+			/* Its arrival will not be a spurious resend. */
+			path->rx_late--;
 		}
 		mroce_advance_plw(path);
 	}

@@ -9,6 +9,8 @@
 #include <linux/if_arp.h>
 #include <linux/inetdevice.h>
 #include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <net/ip6_route.h>
 #include <net/route.h>
 
 #include "mroce.h"
@@ -44,7 +46,7 @@ bool mroce_plane_up(struct mroce_dev *mdev, int i)
 }
 
 /* The first IPv4 address of ndev as a GID; false if it has none.  RCU. */
-bool mroce_plane_addr4(struct net_device *ndev, union ib_gid *gid)
+static bool mroce_plane_addr4(struct net_device *ndev, union ib_gid *gid)
 {
 	struct in_device *in = __in_dev_get_rcu(ndev);
 	const struct in_ifaddr *ifa;
@@ -58,17 +60,51 @@ bool mroce_plane_addr4(struct net_device *ndev, union ib_gid *gid)
 	return true;
 }
 
-/* Does the route from src to dst leave through ndev (MRC-PATH-004)? */
-bool mroce_plane_reaches(struct net_device *ndev, const union ib_gid *src,
-			 const union ib_gid *dst)
+/*
+ * The first global IPv6 address of ndev that passed duplicate address
+ * detection; false if it has none.  RCU.
+ */
+static bool mroce_plane_addr6(struct net_device *ndev, union ib_gid *gid)
 {
-	const struct in6_addr *s = (const struct in6_addr *)src->raw;
-	const struct in6_addr *d = (const struct in6_addr *)dst->raw;
+	struct inet6_dev *idev = __in6_dev_get(ndev);
+	const struct inet6_ifaddr *ifa;
+	bool found = false;
+
+	if (!idev)
+		return false;
+	read_lock_bh(&idev->lock);
+	list_for_each_entry(ifa, &idev->addr_list, if_list) {
+		if (ifa->scope || ifa->flags & (IFA_F_TENTATIVE |
+						IFA_F_DADFAILED))
+			continue;
+		memcpy(gid->raw, &ifa->addr, sizeof(gid->raw));
+		found = true;
+		break;
+	}
+	read_unlock_bh(&idev->lock);
+	return found;
+}
+
+/*
+ * The address of plane netdev ndev in the family of the connection's
+ * address like (MRC-PATH-004): IPv4 planes serve IPv4 connections, IPv6
+ * planes IPv6 ones.  RCU held.
+ */
+bool mroce_plane_addr(struct net_device *ndev, const union ib_gid *like,
+		      union ib_gid *gid)
+{
+	if (ipv6_addr_v4mapped((const struct in6_addr *)like->raw))
+		return mroce_plane_addr4(ndev, gid);
+	return mroce_plane_addr6(ndev, gid);
+}
+
+static bool mroce_plane_reaches4(struct net_device *ndev,
+				 const struct in6_addr *s,
+				 const struct in6_addr *d)
+{
 	struct rtable *rt;
 	bool ok;
 
-	if (!ipv6_addr_v4mapped(s) || !ipv6_addr_v4mapped(d))
-		return false;		/* IPv4 planes only, for now */
 	rt = ip_route_output(dev_net(ndev), d->s6_addr32[3], s->s6_addr32[3],
 			     0, 0, RT_SCOPE_UNIVERSE);
 	if (IS_ERR(rt))
@@ -76,6 +112,38 @@ bool mroce_plane_reaches(struct net_device *ndev, const union ib_gid *src,
 	ok = rt->dst.dev == ndev;
 	ip_rt_put(rt);
 	return ok;
+}
+
+static bool mroce_plane_reaches6(struct net_device *ndev,
+				 const struct in6_addr *s,
+				 const struct in6_addr *d)
+{
+	struct flowi6 fl6 = {
+		.daddr = *d,
+		.saddr = *s,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+	struct dst_entry *dst;
+	bool ok;
+
+	dst = ip6_route_output(dev_net(ndev), NULL, &fl6);
+	ok = !dst->error && dst->dev == ndev;
+	dst_release(dst);
+	return ok;
+}
+
+/* Does the route from src to dst leave through ndev (MRC-PATH-004)? */
+bool mroce_plane_reaches(struct net_device *ndev, const union ib_gid *src,
+			 const union ib_gid *dst)
+{
+	const struct in6_addr *s = (const struct in6_addr *)src->raw;
+	const struct in6_addr *d = (const struct in6_addr *)dst->raw;
+
+	if (ipv6_addr_v4mapped(s) != ipv6_addr_v4mapped(d))
+		return false;
+	if (ipv6_addr_v4mapped(s))
+		return mroce_plane_reaches4(ndev, s, d);
+	return mroce_plane_reaches6(ndev, s, d);
 }
 
 static int mroce_plane_check(struct mroce_dev *mdev, struct net_device *ndev,

@@ -73,6 +73,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	st->rnr_until = jiffies;
 	st->rnr_ssn = st->next_ssn - 1;
 	st->rnr_left = qp->attr.rnr_retry;
+	st->nr_first = 0;
 	st->retry_left = qp->attr.retry_cnt;
 	st->completed_ssn = qp->attr.rq_psn - 1;
 	st->rnr_nak_ssn = st->completed_ssn;
@@ -492,6 +493,7 @@ void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
 		st->peer_completed = completed;
 		mroce_msgs_account(conn, st, before);
 		st->rnr_left = qp->attr.rnr_retry;
+		st->nr_first = 0;
 		mroce_rc_complete_ready(conn, qp);
 		mroce_sync_arm(conn, qp, true);
 	}
@@ -531,6 +533,60 @@ static enum ib_wc_status mroce_nak_status(u8 code)
 }
 
 /* A NAK for one of our requests (spec 13). */
+#define MROCE_NOT_READY_MAX_US	10000
+
+/*
+ * How long a stream may be refused with NOT_READY before its oldest
+ * request fails: 4.096 us * 2^timeout * (retry_cnt + 1), or
+ * conn_dead_timeout_s with timeout 0 (MRC-ERR-010).
+ */
+static u64 mroce_not_ready_budget_us(const struct mroce_qp *qp)
+{
+	if (!qp->attr.timeout)
+		return 1000000ULL * READ_ONCE(mroce_conn_dead_timeout_s);
+	return div_u64((4096ULL << min_t(u8, qp->attr.timeout, 31)) *
+		       (qp->attr.retry_cnt + 1), 1000);
+}
+
+/*
+ * NAK NOT_READY (MRC-ERR-010): the peer's QP is not in RTR yet, so nothing
+ * of the stream was taken.  Stop, wait param us, doubled for each
+ * consecutive NOT_READY up to 10 ms, then send every request that is not
+ * complete again.  Once the budget has passed since the first of the
+ * run, the oldest request fails with RETRY_EXC_ERR.  conn->lock held.
+ */
+static void mroce_rc_not_ready(struct mroce_conn *conn, struct mroce_qp *qp,
+			       u32 param)
+{
+	struct mroce_stream *st = &qp->stream;
+	ktime_t now = ktime_get();
+	u64 wait_us;
+
+	if (time_before(jiffies, st->rnr_until))
+		return;			/* already paused */
+	if (!st->nr_first) {
+		st->nr_first = now;
+		st->nr_count = 0;
+	} else if (ktime_us_delta(now, st->nr_first) >
+		   mroce_not_ready_budget_us(qp)) {
+		mroce_count(conn->mdev, RETRY_EXCEEDED);
+		mroce_rc_fail(conn, qp, mroce_rc_oldest_ssn(qp),
+			      IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	wait_us = min_t(u64, (u64)min(param, MROCE_NOT_READY_MAX_US) <<
+			     min_t(u8, st->nr_count, 16),
+			MROCE_NOT_READY_MAX_US);
+	st->nr_count++;
+	st->send_idx = qp->sq.ring.cons;
+	st->send_off = 0;
+	st->rnr_ssn = mroce_rc_oldest_ssn(qp);
+	/* One jiffy more: never less than wait_us. */
+	st->rnr_until = jiffies + usecs_to_jiffies(wait_us) + 1;
+	mroce_wait(conn, qp);
+	mroce_conn_wake_at(conn, ktime_add_us(now, wait_us + 1));
+}
+
 void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 {
 	u32 qpn = ntohl(nkx->code_req_qpn) & MROCE_QPN_MASK;
@@ -558,7 +614,12 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 	wqe = mroce_find_ssn(qp, ssn);
 	if (!wqe)
 		goto out;
-	if (code == MROCE_NAK_RNR || code == MROCE_NAK_NOT_READY) {
+	if (code == MROCE_NAK_NOT_READY) {
+		mroce_count(conn->mdev, NAK_NOT_READY_RCVD);
+		mroce_rc_not_ready(conn, qp, ntohl(nkx->param));
+		goto out;
+	}
+	if (code == MROCE_NAK_RNR) {
 		mroce_count(conn->mdev, NAK_RNR_RCVD);
 		/* Already waiting for this message: ignore (MRC-PLC-038). */
 		if (ssn == st->rnr_ssn && time_before(jiffies, st->rnr_until))

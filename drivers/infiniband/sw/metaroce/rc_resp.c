@@ -122,6 +122,9 @@ void mroce_nak_send(struct mroce_conn *conn, const struct sk_buff *in,
 	case MROCE_NAK_STREAM_CLOSED:
 		mroce_count(conn->mdev, NAK_CLOSED_SENT);
 		break;
+	case MROCE_NAK_NOT_READY:
+		mroce_count(conn->mdev, NAK_NOT_READY_SENT);
+		break;
 	default:
 		mroce_count(conn->mdev, NAK_OP_ERR_SENT);
 		break;

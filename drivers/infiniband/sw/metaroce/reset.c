@@ -59,13 +59,15 @@ out:
 
 /*
  * Answer packet in, which names no connection of mdev, with a stateless
- * RESET (MRC-CONN-045): DCID its SCID, SCID 0, Token its Token, sent back
- * to where it came from.  Never to a RESET or a packet with SCID 0
- * (MRC-CONN-048); datagrams never come here.
+ * RESET (MRC-CONN-045): DCID its SCID, SCID 0, Token its Token (for a
+ * CONNECT, whose Token is 0, its CX's: the initiator's own token), sent
+ * back to where it came from.  Retry After retry_ms for RESOURCE.  Never
+ * to a RESET or a packet with SCID 0 (MRC-CONN-048); datagrams never come
+ * here.  A CONNECT comes here with its CX length checked.
  */
 void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
 			   const union ib_gid *local,
-			   const union ib_gid *peer, u8 reason)
+			   const union ib_gid *peer, u8 reason, u16 retry_ms)
 {
 	const struct mroce_bth *ib = (const struct mroce_bth *)in->data;
 	struct mroce_bth *bth;
@@ -86,8 +88,11 @@ void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
 	bth->hdr_len = MROCE_RSX_LEN / 4;
 	bth->dcid = ib->scid;
 	bth->token = ib->token;
+	if (ib->type == MROCE_T_CONNECT)
+		bth->token = ((const struct mroce_cx *)(ib + 1))->token;
 	rsx = (struct mroce_rsx *)(bth + 1);
 	rsx->reason = reason;
+	rsx->retry_after = htons(retry_ms);
 	rsx->vmin_vmax = MROCE_VERSION << 4 | MROCE_VERSION;
 	rsx->epoch = cpu_to_be64(mdev->epoch);
 	if (!mroce_xmit(mdev, skb, local, peer, udp_hdr(in)->source))

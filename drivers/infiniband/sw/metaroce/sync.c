@@ -40,12 +40,18 @@ void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp)
 	conn->ack_now = true;		/* MRC-ACK-006 rule 6 */
 }
 
+/* st's pending record is on its way or gone: it no longer counts as unsent. */
+static void mroce_sr_mark_sent(struct mroce_conn *conn, struct mroce_stream *st)
+{
+	if (st->sr_left == MROCE_SR_REPEAT)
+		conn->sr_unsent--;
+}
+
 static void mroce_sr_sent(struct mroce_conn *conn, struct mroce_stream *st)
 {
 	if (list_empty(&st->sr_entry))
 		return;
-	if (st->sr_left == MROCE_SR_REPEAT)
-		conn->sr_unsent--;
+	mroce_sr_mark_sent(conn, st);
 	if (!--st->sr_left)
 		list_del_init(&st->sr_entry);
 }
@@ -55,8 +61,7 @@ void mroce_sr_forget(struct mroce_conn *conn, struct mroce_stream *st)
 {
 	if (list_empty(&st->sr_entry))
 		return;
-	if (st->sr_left == MROCE_SR_REPEAT)
-		conn->sr_unsent--;
+	mroce_sr_mark_sent(conn, st);
 	list_del_init(&st->sr_entry);
 }
 
@@ -326,6 +331,7 @@ static void mroce_sync_entry(struct mroce_conn *conn, struct sk_buff *skb,
 		state = READ_ONCE(qp->state);
 		if (state < IB_QPS_RTR) {
 			n.code = MROCE_NAK_NOT_READY;
+			n.param = READ_ONCE(mroce_not_ready_wait_us);
 		} else if (state != IB_QPS_ERR && qp->stream.conn == conn) {
 			qp->stream.sr_sync = true;
 			mroce_sr_pending_add(conn, qp);

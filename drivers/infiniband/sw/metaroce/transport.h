@@ -26,7 +26,6 @@ struct mroce_qp;
 #define MROCE_TX_WINDOW		256	/* PSNs in flight on a path: the SACK span */
 #define MROCE_SEG_WIN_SHIFT	11
 #define MROCE_SEG_WIN		BIT(MROCE_SEG_WIN_SHIFT)
-#define MROCE_CONNECT_RETRIES	6
 #define MROCE_MAX_PATHS		64	/* sender paths of a connection */
 #define MROCE_MAX_RX_PATHS	64	/* our Max Rx Paths (spec 5.5.12) */
 #define MROCE_MTU_OVERHEAD	124	/* spec 4.6 */
@@ -70,6 +69,17 @@ extern unsigned int mroce_rx_msg_slots;
 extern unsigned int mroce_conn_dead_timeout_s;
 extern unsigned int mroce_tombstone_ms;
 extern unsigned int mroce_reset_rate_limit;
+extern unsigned int mroce_dscp;
+extern unsigned int mroce_ctrl_dscp;
+extern unsigned int mroce_hint;
+extern unsigned int mroce_connect_retries;
+extern unsigned int mroce_half_open_timeout_ms;
+extern unsigned int mroce_not_ready_wait_us;
+extern unsigned int mroce_max_conns;
+extern unsigned int mroce_max_half_open;
+extern unsigned int mroce_max_conns_per_peer;
+extern unsigned int mroce_conn_rate_limit;
+extern unsigned int mroce_probe_reply_rate;
 
 /* Serial number arithmetic (spec 2.3): a - b as a signed distance. */
 static inline s32 mroce_seq_diff(u32 a, u32 b)
@@ -306,6 +316,11 @@ struct mroce_conn {
 	struct mroce_stomb stombs[MROCE_STOMBS];
 	u8 stomb_next;
 	bool initiator;
+	bool half_open;			/* made by a CONNECT, unconfirmed (6.4) */
+	bool hints;			/* we advertised HINT (12.4) */
+	ktime_t half_open_until;
+	unsigned long probe_rl_at;	/* probe_reply_rate window (jiffies) */
+	u32 probe_rl_n;			/* PROBE_REPLYs sent in it */
 	union ib_gid local;		/* our address */
 	union ib_gid peer;		/* the peer's address */
 	u32 local_cid;
@@ -393,6 +408,8 @@ struct mroce_stream {
 	u32 started_ssn;		/* newest message whose first packet left */
 	unsigned long rnr_until;	/* jiffies: paused by an RNR NAK */
 	u32 rnr_ssn;			/* the message that NAK was for */
+	ktime_t nr_first;		/* first of consecutive NOT_READYs */
+	u8 nr_count;			/* how many of them */
 	u8 rnr_left;
 	u8 retry_left;
 	/* responder */
@@ -455,14 +472,17 @@ void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
 			 struct sk_buff_head *q);
 
 /* reset.c: RESET (spec 6.7) */
+void mroce_conn_half_open_start(struct mroce_conn *conn);
+void mroce_conn_half_open_end(struct mroce_conn *conn);
 void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
 			   const union ib_gid *local,
-			   const union ib_gid *peer, u8 reason);
+			   const union ib_gid *peer, u8 reason, u16 retry_ms);
 void mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 		    struct sk_buff_head *q);
 
 /* path.c: sender paths, their states, probes and the choice of path */
 int mroce_paths_create(struct mroce_conn *conn);
+void mroce_path_confirm(struct mroce_conn *conn, struct sk_buff_head *q);
 void mroce_paths_free(struct mroce_conn *conn);
 bool mroce_path_has_room(struct mroce_conn *conn);
 void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,

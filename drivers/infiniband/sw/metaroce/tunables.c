@@ -75,6 +75,10 @@ static const struct kernel_param_ops mroce_param_ops = {
 	__MODULE_INFO(parm, parm, #name ":" desc			\
 		      " (default " #def ", " #lo " to " #hi ")")
 
+/* Encapsulation (spec 4) */
+MROCE_TUNABLE(dscp, 26, 0, 63, "DSCP of sequenced packets and datagrams");
+MROCE_TUNABLE(ctrl_dscp, 26, 0, 63, "DSCP of control packets");
+
 /* Paths (spec 7) */
 MROCE_TUNABLE(paths_per_plane, 4, 1, 64, "Paths per plane of a new connection");
 MROCE_TUNABLE(min_active_paths, 2, 1, 256, "Probe failed paths at once below this many active");
@@ -98,7 +102,7 @@ MROCE_TUNABLE(rto_min_us, 1000, 100, 1000000, "Lower bound of the RTO, us");
 MROCE_TUNABLE(rto_max_us, 200000, 1000, 10000000, "Upper bound of the RTO, us");
 
 /* Congestion control (spec 12) */
-MROCE_TUNABLE(ecn, 1, 0, 1, "React to ECN CE marks");
+MROCE_TUNABLE(ecn, 1, 0, 1, "Send ECT(0) and react to CE marks");
 MROCE_TUNABLE(init_cwnd_pkts, 4, 1, 256, "Initial window of a path, packets");
 MROCE_TUNABLE(cwnd_min_pkts, 1, 1, 16, "Minimum window of a path, packets");
 MROCE_TUNABLE(max_cwnd_pkts, 256, 16, 256, "Maximum window of a path, packets");
@@ -110,6 +114,7 @@ MROCE_TUNABLE(rx_capacity_mbps, 0, 0, 100000000, "Rate hint capacity, Mb/s (0: l
 MROCE_TUNABLE(rx_target_util_pct, 95, 50, 100, "Share of the capacity handed out in hints, %");
 MROCE_TUNABLE(hint_active_us, 200, 20, 100000, "Activity window of the rate hint, us");
 MROCE_TUNABLE(hint_interval_us, 50, 10, 10000, "Recomputation period of the rate hint, us");
+MROCE_TUNABLE(hint, 1, 0, 1, "Compute rate hints and advertise HINT (new conns)");
 MROCE_TUNABLE(hint_ttl_ms, 10, 1, 10000, "Age after which a rate hint is ignored, ms");
 
 /* Connections (spec 6) */
@@ -118,9 +123,21 @@ MROCE_TUNABLE(rx_msg_slots, 4096, 64, 1048576, "Message trackers offered to a pe
 MROCE_TUNABLE(conn_dead_timeout_s, 30, 0, 3600, "Fail a connection without active path, s");
 MROCE_TUNABLE(tombstone_ms, 2000, 100, 60000, "A closed connection's CID stays reserved, ms");
 MROCE_TUNABLE(reset_rate_limit, 100, 1, 100000, "RESETs sent per second per device");
+MROCE_TUNABLE(connect_retries, 6, 1, 16, "CONNECT resends before a handshake fails");
+MROCE_TUNABLE(half_open_timeout_ms, 1000, 100, 60000, "Free a half-open connection after, ms");
+MROCE_TUNABLE(not_ready_wait_us, 100, 10, 100000, "Wait asked for in NAK NOT_READY, us");
+
+/* Resource limits (spec 16.4) */
+MROCE_TUNABLE(max_conns, 4096, 1, 1048576, "Connections per device");
+MROCE_TUNABLE(max_half_open, 256, 1, 65536, "Half-open connections per device");
+MROCE_TUNABLE(max_conns_per_peer, 4, 1, 64, "Connections per peer address");
+MROCE_TUNABLE(conn_rate_limit, 1000, 1, 1000000, "CONNECTs accepted per second per device");
+MROCE_TUNABLE(probe_reply_rate, 10000, 1, 1000000, "PROBE_REPLYs per second per connection");
 
 /* Every tunable, in the order the metaroce tool lists them. */
 const struct mroce_tunable *const mroce_tunables[] = {
+	&mroce_tun_dscp,
+	&mroce_tun_ctrl_dscp,
 	&mroce_tun_paths_per_plane,
 	&mroce_tun_min_active_paths,
 	&mroce_tun_suspect_probes,
@@ -151,12 +168,21 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_rx_target_util_pct,
 	&mroce_tun_hint_active_us,
 	&mroce_tun_hint_interval_us,
+	&mroce_tun_hint,
 	&mroce_tun_hint_ttl_ms,
 	&mroce_tun_conn_idle_timeout_s,
 	&mroce_tun_rx_msg_slots,
 	&mroce_tun_conn_dead_timeout_s,
 	&mroce_tun_tombstone_ms,
 	&mroce_tun_reset_rate_limit,
+	&mroce_tun_connect_retries,
+	&mroce_tun_half_open_timeout_ms,
+	&mroce_tun_not_ready_wait_us,
+	&mroce_tun_max_conns,
+	&mroce_tun_max_half_open,
+	&mroce_tun_max_conns_per_peer,
+	&mroce_tun_conn_rate_limit,
+	&mroce_tun_probe_reply_rate,
 };
 
 const unsigned int mroce_num_tunables = ARRAY_SIZE(mroce_tunables);

@@ -19,8 +19,7 @@
 #define MROCE_GRH_LEN		40	/* synthesized GRH before UD payloads */
 #define MROCE_MAX_PLANES	8	/* planes of a device (spec 7.1) */
 
-/* Default IP traffic class: DSCP 26 (spec 4.2.1) with ECT(0) (spec 4.2.2). */
-#define MROCE_DSCP_DEFAULT	26
+/* ECN code point ECT(0) (spec 4.2.2). */
 #define MROCE_ECN_ECT0		0x2
 
 /* Packet types (spec 5.4). */
@@ -47,6 +46,12 @@ enum mroce_type {
 	MROCE_T_RESET		= 0x2b,
 	MROCE_T_DATAGRAM	= 0x30,
 };
+
+/* Stream packets: sequenced, with a stream header (spec 5.4). */
+static inline bool mroce_is_sequenced(u8 type)
+{
+	return type >= MROCE_T_SEND && type <= MROCE_T_STREAM_CLOSE;
+}
 
 /* Base header flags (spec 5.3). */
 #define MROCE_F_AR	0x8000
