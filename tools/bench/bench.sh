@@ -120,5 +120,6 @@ else
 fi
 mkdir -p "$plots"
 /usr/bin/python3 tools/bench/report.py --out-json "$json" --out-md "$md" --plots "$plots" \
+	--previous "$tree/bench/results.json" \
 	--profiles "$work/one/vm0/bench" --note "$note" "${present[@]}" || exit 1
 echo "bench: wrote $md, $json, $plots/ in $((SECONDS - start)) s"

@@ -903,6 +903,27 @@ class Report:
                    "baseline without it." % cc.get("error"))
         self.h("")
 
+    def previous(self, path):
+        """The targets of this run next to those of an earlier run: how far
+        the figures move between runs of the same harness."""
+        try:
+            with open(path) as f:
+                old = json.load(f)
+        except (OSError, ValueError):
+            return
+        before = {t["target"]: t for t in old.get("targets", [])}
+        m, host = old.get("meta", {}), old.get("meta", {}).get("host", {})
+        self.h("### Run to run\n")
+        self.h("The same targets in the previous committed run (%s, mode %s, %s s per case, %s, host "
+               "load mean %s). Under TCG on a shared 2-CPU host the figures move between runs; a "
+               "difference between the two columns smaller than the spread seen here means nothing.\n" % (
+                   m.get("started", "?"), m.get("mode", "?"), m.get("dur_s", "?"),
+                   m.get("tree_commit", "?"), host.get("loadavg1_mean", "?")))
+        rows = [[r[0], r[2], before[r[0]]["ratio"] if r[0] in before else "n/a"]
+                for r in self.targets_rows]
+        self.h(md_table(["Target", "This run", "Previous run"], rows))
+        self.h("")
+
     def failures_section(self):
         self.h("## Failed cases\n")
         if not self.failures:
@@ -1048,6 +1069,8 @@ def main():
     ap.add_argument("--plots", required=True)
     ap.add_argument("--profiles", action="append", default=[])
     ap.add_argument("--note", default="")
+    ap.add_argument("--previous", default="",
+                    help="results.json of an earlier run, to show how the targets moved")
     ap.add_argument("records", nargs="+")
     a = ap.parse_args()
 
@@ -1086,6 +1109,7 @@ def main():
           "sends the traffic over the veth, rxe works only this way in 6.12); TCP (iperf3) over the "
           "same links.\n")
     rep.targets()
+    rep.previous(a.previous)
     rep.latency()
     rep.bandwidth()
     rep.loss()
