@@ -574,20 +574,14 @@ static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
  */
 static int mroce_connect_admit(struct mroce_dev *mdev)
 {
-	unsigned long now = jiffies;
-
-	if (time_after_eq(now, mdev->connect_rl_at + HZ)) {
-		mdev->connect_rl_at = now;
-		mdev->connect_rl_n = 0;
-	}
-	if (mdev->connect_rl_n >= READ_ONCE(mroce_conn_rate_limit))
+	if (mroce_rate_full(&mdev->connect_rl, READ_ONCE(mroce_conn_rate_limit)))
 		return -EBUSY;
 	if (mroce_counter_sum(mdev, MROCE_CNT_CONN_ACTIVE) >=
 	    READ_ONCE(mroce_max_conns) ||
 	    mroce_counter_sum(mdev, MROCE_CNT_CONN_HALF_OPEN) >=
 	    READ_ONCE(mroce_max_half_open))
 		return -ENOSPC;
-	mdev->connect_rl_n++;
+	mdev->connect_rl.n++;
 	return 0;
 }
 

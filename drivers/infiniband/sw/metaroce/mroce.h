@@ -15,6 +15,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "counters.h"
+#include "rate.h"
 #include "wire.h"
 
 #define MROCE_LINK_TYPE		"metaroce"
@@ -55,8 +56,7 @@
 #define MROCE_RESET_RECENT	16
 struct mroce_reset_rl {
 	spinlock_t lock;		/* the fields below */
-	unsigned long window;		/* jiffies: start of this second */
-	u32 sent;			/* RESETs sent in it */
+	struct mroce_rate_window win;	/* RESETs sent this second */
 	u8 next;
 	struct {
 		union ib_gid peer;
@@ -95,8 +95,7 @@ struct mroce_dev {
 
 	u64 epoch;			/* spec 6.1.4 */
 	struct mroce_reset_rl reset_rl;	/* stateless RESETs (reset.c) */
-	unsigned long connect_rl_at;	/* conn_rate_limit window (conns_lock) */
-	u32 connect_rl_n;		/* CONNECTs accepted in it */
+	struct mroce_rate_window connect_rl;	/* CONNECTs accepted (conns_lock) */
 	spinlock_t conns_lock;		/* writers of conns and conn_xa */
 	struct list_head conns;		/* struct mroce_conn, RCU */
 	struct xarray conn_xa;		/* local CID -> struct mroce_conn */

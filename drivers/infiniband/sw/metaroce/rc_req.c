@@ -544,8 +544,7 @@ static u64 mroce_not_ready_budget_us(const struct mroce_qp *qp)
 {
 	if (!qp->attr.timeout)
 		return 1000000ULL * READ_ONCE(mroce_conn_dead_timeout_s);
-	return div_u64((4096ULL << min_t(u8, qp->attr.timeout, 31)) *
-		       (qp->attr.retry_cnt + 1), 1000);
+	return div_u64(mroce_retry_ns(qp) * (qp->attr.retry_cnt + 1), 1000);
 }
 
 /*

@@ -35,13 +35,9 @@ static bool mroce_reset_allowed(struct mroce_dev *mdev,
 	}
 	if (slot >= 0 && time_before(now, rl->recent[slot].at + HZ))
 		goto out;
-	if (time_after_eq(now, rl->window + HZ)) {
-		rl->window = now;
-		rl->sent = 0;
-	}
-	if (rl->sent >= READ_ONCE(mroce_reset_rate_limit))
+	if (mroce_rate_full(&rl->win, READ_ONCE(mroce_reset_rate_limit)))
 		goto out;
-	rl->sent++;
+	rl->win.n++;
 	if (slot < 0) {
 		slot = rl->next;
 		rl->next = (rl->next + 1) % MROCE_RESET_RECENT;

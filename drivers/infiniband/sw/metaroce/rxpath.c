@@ -340,15 +340,11 @@ void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	/* At most probe_reply_rate replies per second (spec 16.4). */
-	if (time_after_eq(jiffies, conn->probe_rl_at + HZ)) {
-		conn->probe_rl_at = jiffies;
-		conn->probe_rl_n = 0;
-	}
-	if (conn->probe_rl_n >= READ_ONCE(mroce_probe_reply_rate)) {
+	if (mroce_rate_full(&conn->probe_rl, READ_ONCE(mroce_probe_reply_rate))) {
 		mroce_count(conn->mdev, DROP_RATE_LIMITED);
 		return;
 	}
-	conn->probe_rl_n++;
+	conn->probe_rl.n++;
 	hint = mroce_cc_rx_hint(conn, skb, false);
 	reply = mroce_conn_alloc_pkt(conn, MROCE_T_PROBE_REPLY,
 				     sizeof(*rpbx) + sizeof(struct mroce_akx), 0);

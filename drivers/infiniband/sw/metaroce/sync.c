@@ -164,7 +164,7 @@ void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
  * The retry timer: 4.096 us * 2^timeout after the last progress; the QP
  * attribute timeout 0 turns it off (MRC-LOSS-016).
  */
-static u64 mroce_retry_ns(const struct mroce_qp *qp)
+u64 mroce_retry_ns(const struct mroce_qp *qp)
 {
 	return 4096ULL << min_t(u8, qp->attr.timeout, 31);
 }

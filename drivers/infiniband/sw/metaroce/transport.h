@@ -18,6 +18,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "rate.h"
 #include "wire.h"
 
 struct mroce_dev;
@@ -319,8 +320,7 @@ struct mroce_conn {
 	bool half_open;			/* made by a CONNECT, unconfirmed (6.4) */
 	bool hints;			/* we advertised HINT (12.4) */
 	ktime_t half_open_until;
-	unsigned long probe_rl_at;	/* probe_reply_rate window (jiffies) */
-	u32 probe_rl_n;			/* PROBE_REPLYs sent in it */
+	struct mroce_rate_window probe_rl;	/* PROBE_REPLYs sent */
 	union ib_gid local;		/* our address */
 	union ib_gid peer;		/* the peer's address */
 	u32 local_cid;
@@ -608,6 +608,7 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 		   struct sk_buff_head *q);
 u32 mroce_rc_oldest_ssn(struct mroce_qp *qp);
+u64 mroce_retry_ns(const struct mroce_qp *qp);
 void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp);
 
 /* rc_resp.c */
