@@ -44,6 +44,16 @@ class RequesterTests:
     def swcs(self, q, wait):
         return [w for w in self.a("poll", qpn=q["qpn"], wait=wait)["wcs"] if w["cq"] == "cq"]
 
+    def two_writes(self, q):
+        """Two 100-byte WRITEs (wr_id 1, 2; SSN 0, 1) posted on target QP
+        q, and their packets."""
+        for wr in (1, 2):
+            self.a("post_send", qpn=q["qpn"], opcode="write", len=100, rkey=0x4400,
+                   va=0x1000 * wr, wr_id=wr)
+        pk = self.stream_pkts(q, (m.T_WRITE,), lambda o: {r["ssn"] for r in o} >= {0, 1})
+        need(pk, "no WRITE")
+        return pk
+
     def t_req_not_ready(self):
         """NAK NOT_READY to the target as requester (MRC-ERR-010): it stops,
         waits the Parameter time, doubled for a second NAK in a row, then
@@ -51,11 +61,7 @@ class RequesterTests:
         4.096 us * 2^timeout * (retry_cnt + 1) of NOT_READY its oldest
         request fails with RETRY_EXC_ERR."""
         q = self.new_qp(timeout=12)         # budget 16.8 ms * 8 = 134 ms
-        for wr in (1, 2):
-            self.a("post_send", qpn=q["qpn"], opcode="write", len=100, rkey=0x4400,
-                   va=0x1000 * wr, wr_id=wr)
-        pk = self.stream_pkts(q, (m.T_WRITE,), lambda o: {r["ssn"] for r in o} >= {0, 1})
-        need(pk, "no WRITE")
+        pk = self.two_writes(q)
         waits, order = [], []
         for k in range(2):
             self.nak_to(q, pk[-1], m.NAK_NOT_READY, 0, 0xFFFFFFFF, detail=0, param=4000)
@@ -86,6 +92,33 @@ class RequesterTests:
                took >= 0.134,
                "NOT_READY for every resend: completions %s after %.2f s (budget 0.134 s)" %
                (w, took))
+
+    def t_req_stream_close(self):
+        """A STREAM_CLOSE (reason 1, no NAK) for the target's stream as
+        requester (MRC-CONN-037): what our SSN field completes completes at
+        once; nothing more is sent on the stream; the request left fails
+        with RETRY_EXC_ERR at the retry budget after the STREAM_CLOSE, not
+        sooner."""
+        q = self.new_qp(timeout=13)         # budget 33.6 ms * 8 = 268 ms
+        pk = self.two_writes(q)
+        for r in {r["path_id"]: r for r in pk}.values():     # delivered at path level
+            self.p.send_raw(self.p.ack_pkt(m.T_ACK, r["path_id"]), sport=r["sport"])
+        time.sleep(0.02)
+        scx = struct.pack(">BBBBI", 1, 0, 0, 0, 0)
+        n0 = len(self.p.seen)
+        self.p.send_seq(m.T_STREAM_CLOSE, m.sx(q["qpn"], q["mine"], 0, segshift=0) + scx)
+        t0 = time.monotonic()
+        w, got = [], []
+        while len(w) < 2 and time.monotonic() < t0 + 5:
+            for x in self.swcs(q, 0.02):
+                w.append((x["wr_id"], x["status"], time.monotonic() - t0))
+        sent = [r for r in self.p.seen[n0:] if r.get("sqpn") == q["qpn"] and
+                r["type"] in (m.T_WRITE, m.T_SYNC)]
+        record("MRC-CONN-037",
+               [(x[0], x[1]) for x in w] == [(1, WC_SUCCESS), (2, WC_RETRY_EXC_ERR)] and
+               w[0][2] < 0.2 and 0.268 <= w[1][2] < 2.0 and not sent,
+               "after STREAM_CLOSE completing SSN 0: completions (wr, status, s) %s "
+               "(budget 0.268 s); stream packets after it: %d" % (w, len(sent)))
 
     def t_requester(self):
         # timeout 18 (1 s): the retry timer must outlast our withheld record.

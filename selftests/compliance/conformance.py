@@ -600,6 +600,7 @@ def main(argv):
              s.t_probe, s.t_sync, s.t_sr_drain, s.t_not_ready, s.t_nak_fields, s.t_order, s.t_consistency,
              s.t_seg_window, s.t_write_imm, s.t_zero_len, s.t_requester,
              s.t_req_not_ready,
+             s.t_req_stream_close,
              s.t_datagram_rx, s.t_datagram_tx,
              s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx, s.t_whole_run]
     crashed = []

@@ -153,6 +153,17 @@ ibdev_gids() {
 		grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$'
 }
 
+# dev_counters DEV...: every non-zero port counter of each DEV, for the
+# diagnostics of a failed test.
+dev_counters() {
+	local d f
+	for d in "$@"; do
+		for f in /sys/class/infiniband/"$d"/ports/1/hw_counters/*; do
+			[ "$(cat "$f")" != 0 ] && echo "$d $(basename "$f") $(cat "$f")"
+		done
+	done 2>/dev/null
+}
+
 port_state() {
 	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z_]*\) .*/\1/p'
 }
@@ -184,6 +195,7 @@ pingpong_pair() {
 	wait $pid || rc=1
 	if ((rc)) || ! grep -q 'iters in' $cli || ! grep -q 'iters in' $srv; then
 		echo "client:"; cat $cli; echo "server:"; cat $srv
+		echo "counters:"; dev_counters "$da" "$db"
 		return 1
 	fi
 	grep 'iters in' $cli

@@ -5,8 +5,8 @@
 # Connection and stream lifecycle (spec 6.5.4 to 6.8) between devices mra0
 # and mrb0 in two namespaces, through the userspace provider
 # (pyverbs/conn_life.py): a killed peer process fails our outstanding
-# request at once (STREAM_CLOSE) instead of after the retry timer; a
-# destroyed peer QP detaches our stream; idle connections are reclaimed
+# request at the retry budget after its STREAM_CLOSE (as InfiniBand
+# would, not sooner); a destroyed peer QP detaches our stream; idle connections are reclaimed
 # (CONN_CLOSE, TOMBSTONE) and new ones work; a restarted peer device
 # fails our connection (RESET NO_CONNECTION); the dead-connection timer
 # and a failed handshake fail waiting QPs; a connection whose responder

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Closing (spec 6.5.4, 6.6): STREAM_CLOSE, which tells the peer at once
- * that a stream failed or is gone so that its requests do not wait for
- * the retry timer, and CONN_CLOSE, which reclaims an idle connection.
+ * that a stream failed or is gone, so that it stops sending and its
+ * requests fail at the retry budget even while the connection is busy,
+ * and CONN_CLOSE, which reclaims an idle connection.
  */
 #include "net.h"
 #include "transport.h"
@@ -71,20 +72,40 @@ void mroce_rx_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
 	const struct mroce_scx *scx = (const struct mroce_scx *)(sx + 1);
-	struct mroce_stream *st = &qp->stream;
 
 	mroce_count(conn->mdev, STREAM_CLOSES_RCVD);
 	mroce_rc_peer_completed(conn, qp, ntohl(sx->ssn));
-	if (scx->nak_code)
+	if (scx->nak_code) {
 		mroce_rc_fatal_nak(conn, qp, scx->nak_code,
 				   ntohl(scx->failed_ssn));
-	if (mroce_rc_incomplete(qp))
-		mroce_rc_fail_all(conn, qp);
+		if (mroce_rc_incomplete(qp))
+			mroce_rc_fail_all(conn, qp);
+	}
+	mroce_stream_gone(conn, qp);
+}
+
+/*
+ * The peer's stream is gone (a STREAM_CLOSE, NAK STREAM_CLOSED): nothing
+ * more is sent on it, and the stream is detached.  What is left, or posted
+ * later, fails with IB_WC_RETRY_EXC_ERR once the retry budget has passed
+ * from now, when an InfiniBand requester would give up on a vanished
+ * responder (MRC-CONN-037): failing it sooner would overtake completions
+ * that the peer made on its other streams before it closed this one, and
+ * which are still on their way.  conn->lock held.
+ */
+void mroce_stream_gone(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+
 	if (qp->ibqp.srq && READ_ONCE(qp->state) == IB_QPS_ERR)
 		mroce_srq_flush_bound(conn, qp);
 	st->close_sent = true;	/* nothing to tell a closed peer stream */
 	st->peer_closed = true;
+	st->gone_at = jiffies +
+		      usecs_to_jiffies(mroce_rc_retry_budget_us(qp)) + 1;
 	mroce_stream_unlink(conn, qp);
+	if (mroce_rc_incomplete(qp))
+		mroce_qp_kick_at(qp, st->gone_at);
 }
 
 /* Send CONN_CLOSE with op (spec 5.5.14); reason 0, idle.  conn->lock held. */

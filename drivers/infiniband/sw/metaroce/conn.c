@@ -400,6 +400,7 @@ int mroce_conn_attach(struct mroce_qp *qp)
 	mroce_count(mdev, STREAMS_ACTIVE);
 	st->close_sent = false;
 	st->peer_closed = false;
+	st->gone_at = 0;
 	st->fatal_code = 0;
 	st->nak_at = 0;
 	WRITE_ONCE(st->conn, conn);

@@ -119,7 +119,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mutex_init(&qp->state_lock);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
-	INIT_WORK(&qp->send_work, mroce_send_worker);
+	INIT_DELAYED_WORK(&qp->send_work, mroce_send_worker);
 	INIT_LIST_HEAD(&qp->mws);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
@@ -223,7 +223,17 @@ void mroce_qp_to_error_event(struct mroce_qp *qp, enum ib_event_type event)
 /* Schedule the send worker. */
 void mroce_qp_kick(struct mroce_qp *qp)
 {
-	queue_work(mroce_wq, &qp->send_work);
+	/* Now, also if a run is set for later (mroce_qp_kick_at()). */
+	if (!queue_delayed_work(mroce_wq, &qp->send_work, 0) &&
+	    timer_pending(&qp->send_work.timer))
+		mod_delayed_work(mroce_wq, &qp->send_work, 0);
+}
+
+/* Run the send worker at jiffies when, unless a run is due before. */
+void mroce_qp_kick_at(struct mroce_qp *qp, unsigned long when)
+{
+	queue_delayed_work(mroce_wq, &qp->send_work,
+			   time_after(when, jiffies) ? when - jiffies : 0);
 }
 
 /*
@@ -360,7 +370,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		WRITE_ONCE(qp->state, new);
 		if (new == IB_QPS_RESET) {
 			/* No worker may be walking the queues we empty. */
-			cancel_work_sync(&qp->send_work);
+			cancel_delayed_work_sync(&qp->send_work);
 			mroce_wq_reset(&qp->sq);
 			mroce_wq_reset(&qp->rq);
 			WRITE_ONCE(qp->rq.ring.hdr->flags, 0);
@@ -431,7 +441,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 	synchronize_rcu();	/* no lookup still holds the pointer */
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
-	cancel_work_sync(&qp->send_work);
+	cancel_delayed_work_sync(&qp->send_work);
 	/* No bind runs any more: free the type 2 windows it bound. */
 	mroce_mw_qp_release(qp);
 	mroce_qp_unmap_rings(qp);

@@ -426,15 +426,20 @@ void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 /*
  * The send worker's RC step: push the QP's posted work.  A stream that the
  * peer closed, or whose connection failed, has nobody to send to: what is
- * posted fails (MRC-CONN-037, 050).  Worker only.
+ * posted fails, once the retry budget has passed since the peer's stream
+ * went (MRC-CONN-037, 050).  Worker only.
  */
 void mroce_rc_send(struct mroce_qp *qp)
 {
 	struct mroce_conn *conn = mroce_stream_conn_get(qp);
+	struct mroce_stream *st = &qp->stream;
 	struct sk_buff_head q;
 
 	if (!conn) {
-		if (qp->stream.peer_closed)
+		if (st->peer_closed && st->gone_at &&
+		    time_before(jiffies, st->gone_at))
+			mroce_qp_kick_at(qp, st->gone_at);
+		else if (st->peer_closed)
 			mroce_rc_fail_all(NULL, qp);
 		return;
 	}
@@ -536,11 +541,12 @@ static enum ib_wc_status mroce_nak_status(u8 code)
 #define MROCE_NOT_READY_MAX_US	10000
 
 /*
- * How long a stream may be refused with NOT_READY before its oldest
- * request fails: 4.096 us * 2^timeout * (retry_cnt + 1), or
- * conn_dead_timeout_s with timeout 0 (MRC-ERR-010).
+ * How long a requester waits for a peer stream that does not answer
+ * before its oldest request fails, as the retry timer would make it:
+ * 4.096 us * 2^timeout * (retry_cnt + 1), or conn_dead_timeout_s with
+ * timeout 0 (MRC-ERR-010, MRC-CONN-037).
  */
-static u64 mroce_not_ready_budget_us(const struct mroce_qp *qp)
+u64 mroce_rc_retry_budget_us(const struct mroce_qp *qp)
 {
 	if (!qp->attr.timeout)
 		return 1000000ULL * READ_ONCE(mroce_conn_dead_timeout_s);
@@ -567,7 +573,7 @@ static void mroce_rc_not_ready(struct mroce_conn *conn, struct mroce_qp *qp,
 		st->nr_first = now;
 		st->nr_count = 0;
 	} else if (ktime_us_delta(now, st->nr_first) >
-		   mroce_not_ready_budget_us(qp)) {
+		   mroce_rc_retry_budget_us(qp)) {
 		mroce_count(conn->mdev, RETRY_EXCEEDED);
 		mroce_rc_fail(conn, qp, mroce_rc_oldest_ssn(qp),
 			      IB_WC_RETRY_EXC_ERR);
@@ -640,12 +646,20 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 		mroce_wait(conn, qp);
 		goto out;
 	}
+	if (code == MROCE_NAK_STREAM_CLOSED) {
+		mroce_count(conn->mdev, NAK_CLOSED_RCVD);
+		mroce_stream_gone(conn, qp);
+		goto out;
+	}
 	switch (code) {
 	case MROCE_NAK_REMOTE_ACCESS:
 		mroce_count(conn->mdev, NAK_ACCESS_RCVD);
 		break;
 	case MROCE_NAK_INVALID_REQ:
 		mroce_count(conn->mdev, NAK_INV_REQ_RCVD);
+		break;
+	case MROCE_NAK_SEQUENCE:
+		mroce_count(conn->mdev, NAK_SEQ_RCVD);
 		break;
 	default:
 		mroce_count(conn->mdev, NAK_OP_ERR_RCVD);

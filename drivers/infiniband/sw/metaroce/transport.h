@@ -422,6 +422,7 @@ struct mroce_stream {
 	/* failure and close (spec 6.5.4) */
 	bool close_sent;		/* our STREAM_CLOSE went out */
 	bool peer_closed;		/* detached by the peer or a failure */
+	unsigned long gone_at;		/* jiffies: then fail what is left */
 	u8 fatal_code;			/* the fatal NAK we sent, 0: none */
 	u8 fatal_detail;
 	u32 fatal_ssn;
@@ -609,6 +610,8 @@ void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 		   struct sk_buff_head *q);
 u32 mroce_rc_oldest_ssn(struct mroce_qp *qp);
 u64 mroce_retry_ns(const struct mroce_qp *qp);
+u64 mroce_rc_retry_budget_us(const struct mroce_qp *qp);
+void mroce_stream_gone(struct mroce_conn *conn, struct mroce_qp *qp);
 void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp);
 
 /* rc_resp.c */

@@ -220,7 +220,7 @@ struct mroce_qp {
 	struct ib_qp ibqp;
 	refcount_t ref;			/* lookups from the receive path */
 	struct completion released;	/* ref dropped to zero */
-	struct work_struct send_work;	/* drains the send queue */
+	struct delayed_work send_work;	/* drains the send queue */
 	struct mutex state_lock;	/* serialises modify/query/destroy */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* last values set by modify_qp */
@@ -373,6 +373,7 @@ void mroce_recv_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited);
 void mroce_qp_flush_rq(struct mroce_qp *qp);
 void mroce_send_worker(struct work_struct *work);
 void mroce_qp_kick(struct mroce_qp *qp);
+void mroce_qp_kick_at(struct mroce_qp *qp, unsigned long when);
 void mroce_qp_to_error(struct mroce_qp *qp);
 void mroce_qp_to_error_event(struct mroce_qp *qp, enum ib_event_type event);
 bool mroce_sq_idle(struct mroce_qp *qp);

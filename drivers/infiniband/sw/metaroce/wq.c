@@ -376,7 +376,8 @@ static void mroce_rc_worker(struct mroce_qp *qp)
  */
 void mroce_send_worker(struct work_struct *work)
 {
-	struct mroce_qp *qp = container_of(work, struct mroce_qp, send_work);
+	struct mroce_qp *qp = container_of(to_delayed_work(work),
+					   struct mroce_qp, send_work);
 	struct metaroce_ring_hdr *hdr = qp->sq.ring.hdr;
 	struct mroce_send_wqe *wqe;
 	enum ib_qp_state state;
