@@ -76,6 +76,10 @@ void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
  * waits for it.  Software netdevs (veth, loopback) queue a sent packet to
  * the sending CPU's backlog: a work item on another CPU would overtake the
  * packets still waiting there, and the peer would see a path reorder.
+ * Bottom halves stay off for each budget: otherwise, outside softirq,
+ * every transmit's own local_bh_enable() runs the backlog for the one
+ * packet it just queued, and the receiver handles (and acknowledges)
+ * packet by packet instead of in NAPI batches, at half the throughput.
  */
 static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 {
@@ -87,16 +91,20 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 	do {
 		if (test_and_set_bit_lock(0, &conn->tx_busy))
 			return;
+		local_bh_disable();
 		while ((skb = skb_dequeue(&conn->txq))) {
 			if (++sent % MROCE_TX_BUDGET == 0) {
 				if (tx_work) {
+					local_bh_enable();
 					cond_resched();
+					local_bh_disable();
 				} else {
 					skb_queue_head(&conn->txq, skb);
 					clear_bit_unlock(0, &conn->tx_busy);
 					queue_work_on(raw_smp_processor_id(),
 						      mroce_tx_wq,
 						      &conn->tx_work);
+					local_bh_enable();
 					return;
 				}
 			}
@@ -110,6 +118,7 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 				   &conn->peer, sport);
 		}
 		clear_bit_unlock(0, &conn->tx_busy);
+		local_bh_enable();
 		smp_mb__after_atomic();	/* see packets queued meanwhile */
 	} while (!skb_queue_empty_lockless(&conn->txq));
 }
