@@ -5,12 +5,13 @@
 # devices on va/vb and va2/vb2 added as plane 1 before any connection.  RC
 # traffic uses both pairs; taking va2 down mid-transfer costs no QP error
 # (every byte checked by the kverbs module) and fails the plane-1 paths;
-# bringing it up makes them ACTIVE and carry traffic again.  Plane add/del
-# errors: twice, on two devices, not a plane, a ninth plane.
+# bringing it up makes them ACTIVE and carry traffic again.  The port stays
+# ACTIVE while either plane is up.  Plane add/del errors: twice, on two
+# devices, not a plane, a ninth plane.
 . "$(dirname "$0")/lib.sh"
 
 MR=tools/metaroce/metaroce
-tap_plan 19
+tap_plan 22
 
 [ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
 
@@ -82,18 +83,33 @@ ok_if "the plane-1 paths are FAILED" \
 	bash -c "n=\$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 1 '); f=\$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 1 FAILED '); [ \$n -ge 1 ] && [ \$n -eq \$f ]"
 
 ip -n $NS_A link set va2 up
-allup() {
+# paths_active PLANE: la's connection has paths on PLANE (a grep pattern),
+# all ACTIVE.
+paths_active() {
 	local n a
-	n=$(mra show la | grep -c '^    path [0-9]* plane 1 ')
-	a=$(mra show la | grep -c '^    path [0-9]* plane 1 ACTIVE ')
+	n=$(mra show la | grep -c "^    path [0-9]* plane $1 ")
+	a=$(mra show la | grep -c "^    path [0-9]* plane $1 ACTIVE ")
 	[ "$n" -ge 1 ] && [ "$n" -eq "$a" ]
 }
-ok_if "va2 up: the plane-1 paths are ACTIVE again" wait_for 60 allup
+ok_if "va2 up: the plane-1 paths are ACTIVE again" wait_for 60 paths_active 1
 show_all
 a1=$(txp $NS_A va) a2=$(txp $NS_A va2)
 ok_if "after the plane healed: RC WRITE/READ 1 MiB, every byte" \
 	kverbs rc_write,rc_read size=1048576
 ok_if "traffic flows over va2 again" flows_again "$a1" "$a2"
+
+# The port is ACTIVE while any plane is up (MRC-PATH-035).
+port_is() { [ "$(port_state la)" = "$1" ]; }
+ip -n $NS_A link set va down
+sleep 1
+ok_if "va (plane 0) down, va2 up: port la still ACTIVE" port_is ACTIVE
+ip -n $NS_A link set va2 down
+ok_if "both planes down: port la DOWN" wait_for 5 port_is DOWN
+ip -n $NS_A link set va2 up
+ok_if "va2 up again: port la ACTIVE" wait_for 5 port_is ACTIVE
+ip -n $NS_A link set va up
+# every path of la's connection ACTIVE again before the next transfer
+wait_for 60 paths_active '[0-9]*' || diag "not every path ACTIVE: $(mra show la)"
 
 ok_if "plane del la va2" mra plane del la va2
 fails_with "plane del of a netdev that is not a plane" "not a plane" \

@@ -335,7 +335,7 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	err = ib_device_set_netdev(&mdev->ibdev, ndev, MROCE_PORT);
 	if (err)
 		goto err_dealloc;
-	mroce_port_update(mdev, ndev);
+	mroce_port_update(mdev);
 
 	err = ib_register_device(&mdev->ibdev, ibdev_name, NULL);
 	if (err)
@@ -350,7 +350,7 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (gone)
 		ib_unregister_device_queued(&mdev->ibdev);
 	else
-		mroce_port_update(mdev, ndev);
+		mroce_port_update(mdev);
 	if (!gone)
 		mroce_port_speed_update(mdev, ndev);
 	rtnl_unlock();

@@ -150,7 +150,7 @@ extern struct workqueue_struct *mroce_tx_wq;
 
 /* port.c */
 int mroce_active_mtu_bytes(struct mroce_dev *mdev);
-void mroce_port_update(struct mroce_dev *mdev, struct net_device *ndev);
+void mroce_port_update(struct mroce_dev *mdev);
 void mroce_port_speed_update(struct mroce_dev *mdev, struct net_device *ndev);
 int mroce_query_port(struct ib_device *ibdev, u32 port_num,
 		     struct ib_port_attr *attr);

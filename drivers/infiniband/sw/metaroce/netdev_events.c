@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Netdev events: a MetaRoCE port follows its netdev's state and MTU, and the
- * device goes away with the netdev (or when the netdev leaves the namespace).
+ * Netdev events: a MetaRoCE port follows its planes' state and its netdev's
+ * MTU, and the device goes away with the netdev (or when the netdev leaves
+ * the namespace).
  */
 #include <linux/netdevice.h>
 
@@ -22,12 +23,16 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	plane = mroce_plane_of(mdev, ndev);
 	up = netif_running(ndev) && netif_carrier_ok(ndev);
 	if (plane > 0) {
-		/* A further plane: it only carries paths. */
-		if (event == NETDEV_UNREGISTER)
+		/* A further plane: it carries paths and keeps the port up. */
+		if (event == NETDEV_UNREGISTER) {
 			mroce_plane_gone(mdev, ndev);
-		else if (event == NETDEV_UP || event == NETDEV_DOWN ||
-			 event == NETDEV_CHANGE)
+		} else if (event == NETDEV_UP || event == NETDEV_DOWN ||
+			   event == NETDEV_CHANGE) {
+			mroce_port_update(mdev);
 			mroce_conns_plane_event(mdev, plane, up, false);
+		} else if (event == NETDEV_CHANGEMTU) {
+			mroce_port_update(mdev);
+		}
 		ib_device_put(&mdev->ibdev);
 		return NOTIFY_DONE;
 	}
@@ -45,7 +50,7 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
 	case NETDEV_CHANGEMTU:
-		mroce_port_update(mdev, ndev);
+		mroce_port_update(mdev);
 		mroce_port_speed_update(mdev, ndev);
 		mroce_conns_plane_event(mdev, 0, up, false);
 		break;

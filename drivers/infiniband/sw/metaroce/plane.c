@@ -191,6 +191,7 @@ int mroce_plane_add(struct mroce_dev *mdev, struct net_device *ndev,
 	}
 	netdev_hold(ndev, &mdev->plane_tracker[i], GFP_KERNEL);
 	rcu_assign_pointer(mdev->planes[i], ndev);
+	mroce_port_update(mdev);
 	mroce_conns_plane_added(mdev, i);
 out:
 	rtnl_unlock();
@@ -204,6 +205,7 @@ static void __mroce_plane_del(struct mroce_dev *mdev, int i)
 
 	mroce_conns_plane_event(mdev, i, false, true);
 	RCU_INIT_POINTER(mdev->planes[i], NULL);
+	mroce_port_update(mdev);
 	synchronize_net();
 	netdev_put(ndev, &mdev->plane_tracker[i]);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The single MetaRoCE port: its state follows the netdev's carrier and its
- * path MTU follows the netdev's MTU.  GIDs come from the netdev's addresses
- * through ib_core's RoCE GID management.
+ * The single MetaRoCE port: it is up while any plane is (MRC-PATH-035), and
+ * its path MTU follows the MTU of the device's own netdev (plane 0).  GIDs
+ * come from that netdev's addresses through ib_core's RoCE GID management.
  */
 #include <linux/ethtool.h>
 #include <linux/rtnetlink.h>
@@ -28,24 +28,37 @@ static enum ib_mtu mroce_mtu_from_netdev(unsigned int ndev_mtu)
 }
 
 /*
- * Re-read state and MTU from ndev.  Called with RTNL held or before the
- * device is registered; dispatches a port event when the state changes on a
- * registered device.
+ * Can ndev carry packets: up, with carrier, and an MTU for the smallest
+ * segment (MRC-PATH-035, MRC-ENC-020)?
  */
-void mroce_port_update(struct mroce_dev *mdev, struct net_device *ndev)
+static bool mroce_netdev_usable(const struct net_device *ndev)
 {
-	enum ib_port_state state, old;
-	struct ib_event ev = {};
+	return ndev && netif_running(ndev) && netif_carrier_ok(ndev) &&
+	       READ_ONCE(ndev->mtu) >= 256 + MROCE_MAX_HDR_OVERHEAD;
+}
 
-	/* Too small an MTU for the smallest segment is a down port (MRC-ENC-020). */
-	state = netif_running(ndev) && netif_carrier_ok(ndev) &&
-		READ_ONCE(ndev->mtu) >= 256 + MROCE_MAX_HDR_OVERHEAD ?
-		IB_PORT_ACTIVE : IB_PORT_DOWN;
+/*
+ * Re-read state and MTU from the planes: the port is ACTIVE while at least
+ * one plane is up (MRC-PATH-035).  Called with RTNL held or before the
+ * device is registered; dispatches a port event when the state changes on
+ * a registered device.
+ */
+void mroce_port_update(struct mroce_dev *mdev)
+{
+	enum ib_port_state state = IB_PORT_DOWN, old;
+	struct ib_event ev = {};
+	int i;
+
+	rcu_read_lock();
+	for (i = 0; i < MROCE_MAX_PLANES; i++)
+		if (mroce_netdev_usable(mroce_plane_dev(mdev, i)))
+			state = IB_PORT_ACTIVE;
+	rcu_read_unlock();
 
 	spin_lock_bh(&mdev->port_lock);
 	old = mdev->port_state;
 	mdev->port_state = state;
-	mdev->active_mtu = mroce_mtu_from_netdev(READ_ONCE(ndev->mtu));
+	mdev->active_mtu = mroce_mtu_from_netdev(READ_ONCE(mdev->ndev->mtu));
 	spin_unlock_bh(&mdev->port_lock);
 
 	if (old == state || refcount_read(&mdev->ibdev.refcount) == 0)
