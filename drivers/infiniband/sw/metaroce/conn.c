@@ -134,9 +134,14 @@ static void mroce_conn_tx_work(struct work_struct *work)
 			  true);
 }
 
-/* (Re)arm the timer for the earliest deadline.  conn->lock held. */
+/*
+ * (Re)arm the timer for the earliest deadline, with 20 us of slack, but
+ * none for a due ACK: it must not wait past Max ACK Delay (MRC-ACK-007).
+ * conn->lock held.
+ */
 void mroce_conn_arm_timer(struct mroce_conn *conn)
 {
+	u64 slack = 20 * NSEC_PER_USEC;
 	ktime_t next;
 
 	if (conn->state == MROCE_CONN_TOMBSTONE) {
@@ -148,15 +153,17 @@ void mroce_conn_arm_timer(struct mroce_conn *conn)
 			next = conn->hs_at;
 		if (conn->wake_at && ktime_before(conn->wake_at, next))
 			next = conn->wake_at;
-		if (conn->ack_due && ktime_before(conn->ack_due, next))
+		if (conn->ack_due && !ktime_after(conn->ack_due, next)) {
 			next = conn->ack_due;
+			slack = 0;
+		}
 	}
 	if (next == KTIME_MAX)
 		return;
 	if (hrtimer_is_queued(&conn->timer) &&
 	    !ktime_before(next, hrtimer_get_expires(&conn->timer)))
 		return;
-	hrtimer_start_range_ns(&conn->timer, next, 20 * NSEC_PER_USEC,
+	hrtimer_start_range_ns(&conn->timer, next, slack,
 			       HRTIMER_MODE_ABS_SOFT);
 }
 
