@@ -266,6 +266,34 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
                 record("MRC-ERR-001", n["path_id"] == self.p.path_id, "NAK Path ID")
             record("MRC-ERR-003", self.ack_of(psn, 1.5) is not None,
                    "%s: NAKed packet not acknowledged at path level" % what)
+            if detail == 1:
+                self.failed_stream(q)
+
+    def failed_stream(self, q):
+        """MRC-CONN-035, MRC-ERR-002: packets of a stream that failed with a
+        fatal NAK are acknowledged at path level, not placed, and answered
+        with that NAK at most once per rto_min_us."""
+        rto_min = (self.a("tunable", name="rto_min_us")["value"] or 1000) / 1e6
+        time.sleep(rto_min + 0.01)      # past the rate limit of the first NAK
+        t0 = time.monotonic()
+        psns = [self.send(q, m.T_WRITE, self.sx(q, i, 0, 256, 0) +
+                          m.rx(q["va"] + 1024 * i, q["rkey"]), b"\x11" * 256)
+                for i in range(1, 5)]
+        burst = time.monotonic() - t0
+        got = self.p.drain(1.0)
+        naks = [r for r in got if r["type"] == m.T_NAK and r["resp_qpn"] == q["qpn"]]
+        acked = [p for p in psns if any(
+            r["type"] == m.T_ACK and r.get("cum_psn") is not None and m.sacked(r, p)
+            for r in got)]
+        mem = bytes.fromhex(self.a("read", qpn=q["qpn"], off=0, len=q["len"])["hex"])
+        record("MRC-CONN-035", acked == psns and mem == b"\x5a" * q["len"] and naks and
+               all(n["code"] == m.NAK_REMOTE_ACCESS for n in naks),
+               "4 WRITEs of the failed stream: %d of them acknowledged, memory %s, NAKs %s" %
+               (len(acked), "untouched" if mem == b"\x5a" * q["len"] else "changed",
+                [n["code"] for n in naks]))
+        record("MRC-ERR-002", len(naks) <= 1 + int(burst / rto_min),
+               "%d NAKs for 4 packets sent within %.2f ms (rto_min_us %d)" %
+               (len(naks), burst * 1000, rto_min * 1e6))
 
     def t_read(self):
         q = self.new_qp()

@@ -240,6 +240,14 @@ class Target:
         st = json.loads(out)[0]
         return {k: v for k, v in st.items() if isinstance(v, int) and k != "port"}
 
+    def op_tunable(self, name):
+        """A tunable of the implementation under test (spec 17), or None."""
+        try:
+            with open("/sys/module/metaroce/parameters/" + name) as f:
+                return dict(value=int(f.read()))
+        except OSError:
+            return dict(value=None)
+
     def op_destroy(self, qpn):
         q = self.qps.pop(qpn)
         q["qp"].close()

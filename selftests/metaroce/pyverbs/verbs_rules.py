@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Verbs-mapping rules of spec section 15 and 16 seen through the userspace
+provider: device attributes, the node GUID, inline data copied at post
+time, local SGE checks before any packet, R_Key randomness.
+
+Usage: /usr/bin/python3 verbs_rules.py TEST DEV_A DEV_B
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pyverbs.enums as e  # noqa: E402
+from pyverbs.mr import MR  # noqa: E402
+from pyverbs.qp import QPAttr  # noqa: E402
+from pyverbs.wr import SGE, SendWR  # noqa: E402
+
+from mrlib import Host, check, main, poll, post_recv, readable  # noqa: E402
+from rc_user import connect_attr, rc_qp  # noqa: E402
+
+ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+          e.IBV_ACCESS_REMOTE_READ)
+
+
+def cnt(dev, name):
+    with open('/sys/class/infiniband/%s/ports/1/hw_counters/%s' %
+              (dev, name)) as f:
+        return int(f.read())
+
+
+def eui64(mac):
+    """Modified EUI-64 of a MAC address (RFC 4291 appendix A)."""
+    b = bytes(int(x, 16) for x in mac.split(':'))
+    return bytes([b[0] ^ 2, b[1], b[2], 0xff, 0xfe, b[3], b[4], b[5]])
+
+
+def t_attrs(da, db):
+    """MRC-VRB-005: atomics, at least 16 READ/ATOMIC contexts each way,
+    one P_Key, RNR NAK generation; MRC-VRB-001: one Ethernet port;
+    MRC-VRB-004: node GUID = modified EUI-64 of the netdev's MAC."""
+    del db
+    h = Host(da)
+    a = h.ctx.query_device()
+    check(a.atomic_caps in (e.IBV_ATOMIC_HCA, e.IBV_ATOMIC_GLOB),
+          'atomic_cap %d' % a.atomic_caps)
+    check(a.max_qp_rd_atom >= 16 and a.max_qp_init_rd_atom >= 16,
+          'max_qp_rd_atom %d max_qp_init_rd_atom %d' %
+          (a.max_qp_rd_atom, a.max_qp_init_rd_atom))
+    check(a.max_pkeys == 1, 'max_pkeys %d' % a.max_pkeys)
+    check(a.device_cap_flags & e.IBV_DEVICE_RC_RNR_NAK_GEN,
+          'IBV_DEVICE_RC_RNR_NAK_GEN not set: %#x' % a.device_cap_flags)
+    check(a.phys_port_cnt == 1, 'phys_port_cnt %d' % a.phys_port_cnt)
+    p = h.ctx.query_port(1)
+    check(p.link_layer == e.IBV_LINK_LAYER_ETHERNET,
+          'link_layer %d' % p.link_layer)
+    check(p.pkey_tbl_len == 1, 'pkey_tbl_len %d' % p.pkey_tbl_len)
+    # MRC-VRB-006: an up port with its MTUs, GID table, speed and width.
+    check(p.state == e.IBV_PORT_ACTIVE and p.max_mtu == e.IBV_MTU_4096 and
+          p.active_mtu >= e.IBV_MTU_256 and p.gid_tbl_len >= 16 and
+          p.active_speed and p.active_width,
+          'port: state %d max_mtu %d active_mtu %d gid_tbl_len %d speed %d '
+          'width %d' % (p.state, p.max_mtu, p.active_mtu, p.gid_tbl_len,
+                        p.active_speed, p.active_width))
+    with open('/sys/class/infiniband/%s/parent' % da) as f:
+        netdev = f.read().strip()
+    # The netdev lives in the device's namespace; its MAC is in sysfs of
+    # that namespace, which is where this test runs.
+    with open('/sys/class/net/%s/address' % netdev) as f:
+        want = eui64(f.read().strip())
+    with open('/sys/class/infiniband/%s/node_guid' % da) as f:
+        got = bytes.fromhex(f.read().strip().replace(':', ''))
+    check(got == want, 'node_guid %s, EUI-64 of the MAC %s' %
+          (got.hex(), want.hex()))
+
+
+def pair(da, db, channel=False):
+    """Hosts on da and db (db's receive CQ with a completion channel if
+    channel) and an RC QP each, connected."""
+    a, b = Host(da), Host(db, channel=channel)
+    qa, qb = rc_qp(a), rc_qp(b)
+    for h, q, peer, pq in ((a, qa, b, qb), (b, qb, a, qa)):
+        attr = connect_attr(h, peer, pq.qp_num, 0)
+        attr.rq_psn = attr.sq_psn = 0
+        q.to_init(attr)
+        q.to_rtr(attr)
+        q.to_rts(attr)
+    return a, b, qa, qb
+
+
+def t_inline(da, db):
+    """MRC-VRB-014: an inline WRITE takes its data at post time: the
+    source buffer overwritten right after ibv_post_send changes nothing
+    at the target."""
+    a, b, qa, _ = pair(da, db)
+    src = MR(a.pd, 4096, ACCESS)
+    dst = MR(b.pd, 4096, ACCESS)
+    dst.write(b'\0' * 4096, 4096)
+    for i in range(16):
+        data = bytes([(i * 7 + k) & 0xff for k in range(64)])
+        src.write(data, 64)
+        wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                    sg=[SGE(src.buf, 64, src.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED | e.IBV_SEND_INLINE)
+        wr.set_wr_rdma(dst.rkey, dst.buf + 64 * i)
+        qa.post_send(wr)
+        src.write(b'\xee' * 64, 64)     # too late to matter
+    wcs = poll(a.scq, 16)
+    check(all(w.status == e.IBV_WC_SUCCESS for w in wcs),
+          'statuses %s' % [w.status for w in wcs])
+    # MRC-ORD-007: send-queue completions in posting order.
+    check([w.wr_id for w in wcs] == list(range(16)),
+          'completion order %s' % [w.wr_id for w in wcs])
+    got = dst.read(64 * 16, 0)
+    for i in range(16):
+        want = bytes([(i * 7 + k) & 0xff for k in range(64)])
+        check(got[64 * i:64 * i + 64] == want,
+              'inline WRITE %d: target has %s' % (i, got[64 * i:64 * i + 8].hex()))
+
+
+def t_sge(da, db):
+    """MRC-ERR-012: a WRITE with a bad L_Key, and one past the end of its
+    MR, complete with IB_WC_LOC_PROT_ERR / LOC_LEN_ERR or LOC_PROT_ERR,
+    the QP goes to ERROR, and no data packet leaves the device."""
+    for bad in ('lkey', 'bounds'):
+        a, b, qa, _ = pair(da, db)
+        src = MR(a.pd, 4096, ACCESS)
+        dst = MR(b.pd, 4096, ACCESS)
+        before = cnt(da, 'tx_data_packets')
+        if bad == 'lkey':
+            sge = SGE(src.buf, 1024, src.lkey ^ 0x5a00)
+        else:
+            sge = SGE(src.buf + 2048, 4096, src.lkey)
+        wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[sge],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_wr_rdma(dst.rkey, dst.buf)
+        qa.post_send(wr)
+        wc = poll(a.scq, 1)[0]
+        check(wc.status in (e.IBV_WC_LOC_PROT_ERR, e.IBV_WC_LOC_LEN_ERR),
+              '%s: status %d' % (bad, wc.status))
+        check(cnt(da, 'tx_data_packets') == before,
+              '%s: %d data packets sent' %
+              (bad, cnt(da, 'tx_data_packets') - before))
+        state = qa.query(e.IBV_QP_STATE)[0].qp_state
+        check(state == e.IBV_QPS_ERR, '%s: QP state %d' % (bad, state))
+        reset = QPAttr()
+        reset.qp_state = e.IBV_QPS_RESET
+        qa.modify(reset, e.IBV_QP_STATE)
+
+
+def t_solicited(da, db):
+    """MRC-PLC-017: with the receive CQ armed for solicited completions
+    only, a SEND without SE completes without an event and a SEND with SE
+    raises one."""
+    a, b, qa, qb = pair(da, db, channel=True)
+    for i in range(2):
+        post_recv(qb, b.mr, 10 + i, 4096 * i, 4096)
+    b.rcq.req_notify(True)
+    for i, flags in enumerate((0, e.IBV_SEND_SOLICITED)):
+        wr = SendWR(wr_id=i, opcode=e.IBV_WR_SEND, num_sge=1,
+                    sg=[SGE(a.mr.buf, 256, a.mr.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED | flags)
+        qa.post_send(wr)
+        check(poll(a.scq, 1)[0].status == e.IBV_WC_SUCCESS, 'SEND %d' % i)
+        event = readable(b.channel_fd, 0.5 if not flags else 10)
+        wc = poll(b.rcq, 1)[0]
+        check(wc.status == e.IBV_WC_SUCCESS and wc.wr_id == 10 + i,
+              'receive %d: wr %d status %d' % (i, wc.wr_id, wc.status))
+        if not flags:
+            check(not event, 'an event for a SEND without SE')
+            continue
+        check(event, 'no event for a SEND with SE')
+        b.channel.get_cq_event(b.rcq)
+        b.rcq.ack_events(1)
+
+
+def t_rkeys(da, db):
+    """MRC-SEC-002: the key part (low 8 bits) of the R_Keys of 32
+    registrations of one buffer is not a counter and changes with each
+    registration."""
+    del db
+    h = Host(da)
+    keys = []
+    for _ in range(32):
+        mr = MR(h.pd, 4096, ACCESS)
+        keys.append(mr.rkey)
+        mr.close()
+    low = [k & 0xff for k in keys]
+    steps = {(low[i + 1] - low[i]) & 0xff for i in range(len(low) - 1)}
+    check(len(set(low)) >= 16, 'key bits of 32 R_Keys: %s' % low)
+    check(len(steps) > 4, 'key bits step by %s: a counter' % sorted(steps))
+    check(len(set(keys)) == len(keys), 'an R_Key repeats: %s' % keys)
+
+
+if __name__ == '__main__':
+    main({'attrs': t_attrs, 'inline': t_inline, 'sge': t_sge,
+          'solicited': t_solicited, 'rkeys': t_rkeys})

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Verbs-mapping rules of spec sections 14 to 16 through the userspace
+# provider (pyverbs/verbs_rules.py, progs/mcast_refused.c): device and port
+# attributes and the node GUID (MRC-VRB-001, 004, 005, 006), inline data
+# taken at post time and send completions in posting order (MRC-VRB-014,
+# ORD-007), local SGE checks before any packet (MRC-ERR-012), SE and
+# solicited-only notification (MRC-PLC-017), R_Key key bits random per
+# registration (MRC-SEC-002), multicast refused with EOPNOTSUPP
+# (MRC-DGM-012).
+. "$(dirname "$0")/lib.sh"
+
+here=$(cd "$(dirname "$0")" && pwd)
+tap_plan 6
+setup_two_hosts
+add_devices va_r vb_r
+
+py() { timeout 120 /usr/bin/python3 "$here/pyverbs/verbs_rules.py" "$@" va_r vb_r; }
+
+ok_if "device and port attributes, node GUID from the MAC (MRC-VRB-001/004/005)" \
+	ip netns exec $NS_A timeout 120 /usr/bin/python3 \
+	"$here/pyverbs/verbs_rules.py" attrs va_r vb_r
+ok_if "inline WRITE data taken at post time (MRC-VRB-014)" py inline
+ok_if "bad L_Key or SGE bounds: local error, QP in ERROR, no packet (MRC-ERR-012)" py sge
+ok_if "SE: the receive completion is solicited (MRC-PLC-017)" py solicited
+ok_if "R_Key key bits random and new per registration (MRC-SEC-002)" py rkeys
+mcast() { build_prog mcast_refused && /tmp/mcast_refused va_r; }
+ok_if "ibv_attach_mcast / ibv_detach_mcast: EOPNOTSUPP (MRC-DGM-012)" mcast
+
+rdma link delete va_r
+rdma link delete vb_r
+modprobe -r metaroce
+tap_done
