@@ -13,6 +13,7 @@ PKGS=(
 	# userspace that runs inside the guest (shared from the host root)
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	python3-pyverbs iproute2 iputils-ping iperf3 tcpdump ethtool procps
+	nftables
 	# NFS over RDMA (test_nfs_rdma): exportfs, rpc.mountd, mount.nfs
 	nfs-kernel-server nfs-common
 	# compliance suite: the Wireshark dissector is tested with tshark

@@ -32,6 +32,18 @@ tap_plan 10
 setup_two_hosts
 ip -n $NS_B addr add $FUZZ_IP/24 dev vb
 add_devices ra rb
+# What ra sends to the fuzzer's address must not reach rb's socket: rb has
+# no such connection and answers with a stateless RESET, which ends the
+# fuzzer's connection (correctly, MRC-CONN-045) at its first reply.  The
+# fuzzer's packet sockets see the packets before netfilter drops them.
+ip netns exec $NS_B nft -f - <<NFT || diag "nft: the fuzzer's replies are not kept from rb"
+table ip fuzz {
+	chain in {
+		type filter hook input priority 0;
+		ip daddr $FUZZ_IP udp dport 4793 drop
+	}
+}
+NFT
 
 # udp_in: UDP datagrams delivered in host A (to the MetaRoCE socket).
 udp_in() {
@@ -47,7 +59,7 @@ accounted() {
 	done
 	echo $s
 }
-snap() { (cd $CNT && grep -H . drop_* ud_drop_* rx_packets path_duplicates nak_*_sent) | sort > "$1"; }
+snap() { (cd $CNT && grep -H . drop_* ud_drop_* rx_packets path_duplicates nak_*_sent conn_* resets_* stream_closes_rcvd) | sort > "$1"; }
 
 live_start 200
 
