@@ -27,11 +27,18 @@ pairs() {
 	return $rc
 }
 
-# Each side offers 64 message slots (read when a connection opens).
+# Each side offers 64 message slots (read when a connection opens).  A
+# 5 ms delay each way keeps the WRITEs in flight while the next ones are
+# posted: without it, over a veth, each may complete before the next post
+# and the slots are never all taken.
 modprobe metaroce
 echo 64 > /sys/module/metaroce/parameters/rx_msg_slots
 devices
+ip netns exec $NS_A tc qdisc add dev va root netem delay 5ms
+ip netns exec $NS_B tc qdisc add dev vb root netem delay 5ms
 ok_if "64 message slots: 1024 QP pairs each move a verified WRITE" pairs 1024
+ip netns exec $NS_A tc qdisc del dev va root
+ip netns exec $NS_B tc qdisc del dev vb root
 diag "$(grep -E '^(setup_s|traffic_s|completed|wc_errors)=' /tmp/qpscale.log | tr '\n' ' ')"
 waits=$(cnt ra msg_slots_waits) refused=$(cnt rb drop_no_resource)
 diag "requester waits for a slot: $waits; responder refusals: $refused"
