@@ -390,8 +390,17 @@ class Report:
         if r.get("retransmits") is None:
             return ""
         meta = one(R, group="meta") or {}
-        return "%s retransmissions and %s RTO timeouts in the %s s run (%.1f MiB/s)" % (
+        out = "%s retransmissions and %s RTO timeouts in the %s s run (%.1f MiB/s)" % (
             r["retransmits"], r.get("rto_timeouts", "?"), meta.get("dur_s", "?"), r["mbps"])
+        if r.get("netem_drops_data") is not None:
+            out += ("; netem dropped %d data-way and %d ACK-way packets; of the retransmissions "
+                    "%d fast (threshold rule), %d tail loss probes, %d spurious (the original "
+                    "arrived too); %d probes sent, %d path reroutes" % tuple(
+                        r.get(k, 0) for k in ("netem_drops_data", "netem_drops_ack",
+                                              "fast_retransmits", "tlp_probes",
+                                              "spurious_retransmits", "probes_sent",
+                                              "path_reroutes")))
+        return out
 
     def planes_why(self, planes):
         ok = [r for r in planes if r.get("status") == "ok"]

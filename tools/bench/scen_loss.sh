@@ -14,20 +14,44 @@ set_loss() {
 }
 
 netem_drops() {
-	tc -s qdisc show dev "$1" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1
+	local n
+	n=$(tc -s qdisc show dev "$1" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
+	echo "${n:-0}"
+}
+
+# The client's counters that say why it resent, and netem's drops each way
+# (v0 carries the data, v1 the ACKs), as "name=value" words.
+LOSS_CNTS="retransmits fast_retransmits tlp_probes spurious_retransmits rto_timeouts probes_sent path_reroutes"
+loss_snap() {
+	local c
+	for c in $LOSS_CNTS; do
+		echo "$c=$(mroce_cnt "$1" "$c")"
+	done
+	echo "netem_drops_data=$(netem_drops v0)"
+	echo "netem_drops_ack=$(netem_drops v1)"
+}
+
+# loss_diff BEFORE AFTER: "name=after-before" for each word of AFTER.
+loss_diff() {
+	local kv k
+	declare -A b
+	for kv in $1; do b[${kv%%=*}]=${kv#*=}; done
+	for kv in $2; do
+		k=${kv%%=*}
+		echo "$k=$(( ${kv#*=} - ${b[$k]:-0} ))"
+	done
 }
 
 # loss_case WHERE STACK: ib_write_bw 64 KiB, 1 QP, at the current LOSS.
 loss_case() {
-	local where=$1 st=$2
-	local r0 r1 t0 t1
+	local where=$1 st=$2 s0
 	stack "$st"
-	r0=$(mroce_cnt "$DC" retransmits) t0=$(mroce_cnt "$DC" rto_timeouts)
+	s0=$(loss_snap "$DC")
 	if perftest "$st" $((BENCH_DUR + 60)) ib_write_bw -s 65536 -D "$BENCH_DUR"; then
-		r1=$(mroce_cnt "$DC" retransmits) t1=$(mroce_cnt "$DC" rto_timeouts)
+		# shellcheck disable=SC2046  # one rec argument per word
 		rec group=loss where="$where" stack="$st" loss_pct="$LOSS" status=ok \
 			mbps="$PT_MBPS" iters="${PT_F[1]}" mbps_perftest="${PT_F[3]}" perftest_clock="$PT_CLOCK" \
-			retransmits=$((r1 - r0)) rto_timeouts=$((t1 - t0))
+			$(loss_diff "$s0" "$(loss_snap "$DC")")
 	else
 		rec group=loss where="$where" stack="$st" loss_pct="$LOSS" status=failed error="$PT_ERR"
 	fi
