@@ -351,6 +351,9 @@ static void mroce_sack_late(struct mroce_path *path,
 		f = mroce_slot(path, cum + 1 + i);
 		if (!f->live && f->resent && f->psn == cum + 1 + i) {
 			f->resent = false;
+			/* Not a loss: it must not move the path (7.7). */
+			if (path->win_lost)
+				path->win_lost--;
 			mroce_path_saw_reorder(path, now, true);
 		}
 	}
@@ -386,7 +389,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			    struct sk_buff_head *q)
 {
 	u32 cum = ntohl(akx->cum_psn), ce, rx, dce = 0, drx = 0, acked = 0;
-	u32 nacked = 0;
+	u32 nacked = 0, end;
 	u32 r, delay;
 	u32 thresh = READ_ONCE(mroce_reorder_thresh), psn;
 	struct mroce_inflight *f, *newest = NULL;
@@ -423,7 +426,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	if (akx->ack_flags & MROCE_ACKF_REORDERED)
 		mroce_path_saw_reorder(path, now, false);
 	timer_only = mroce_path_reorders(path, now);	/* MRC-LOSS-021 */
-	for (psn = path->plw; psn != path->next_psn; psn++) {
+	for (psn = path->plw; mroce_seq_diff(psn, high) <= 0; psn++) {
 		f = mroce_slot(path, psn);
 		if (!f->live || !mroce_akx_has(akx, cum, psn))
 			continue;
@@ -448,8 +451,15 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		mroce_rtt_sample(conn, path, r);
 	}
 
-	/* Threshold rule (9.2.1), PROBE_REPLY rule (9.2.3), reorder timer. */
-	for (psn = path->plw; psn != path->next_psn; psn++) {
+	/*
+	 * Threshold rule (9.2.1), PROBE_REPLY rule (9.2.3), reorder timer:
+	 * nothing at or above the highest acknowledged PSN (or the probe's
+	 * PSN) is concerned.
+	 */
+	end = path->high_acked + 1;
+	if (probe_reply && mroce_seq_diff(path->probe_psn, end) > 0)
+		end = path->probe_psn;
+	for (psn = path->plw; mroce_seq_diff(end, psn) > 0; psn++) {
 		f = mroce_slot(path, psn);
 		if (!f->live)
 			continue;

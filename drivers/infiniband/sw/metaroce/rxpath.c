@@ -142,8 +142,6 @@ void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
 	}
 	set_bit(mroce_seq_diff(psn, rx->cum) - 1, rx->sack);
 	mroce_rxpath_settle(rx);
-	if (!bitmap_empty(rx->sack, MROCE_SACK_BITS))
-		rx->ack_now = true;		/* rule 2: a gap remains */
 }
 
 /* Fill an AKX for rx, or a NO_STATE one; returns the ECE flag (8.1). */
