@@ -51,90 +51,6 @@ struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 }
 
 /*
- * Hand the packets built under conn->lock to the connection's transmit
- * queue.  Called with conn->lock held, so packets enter the queue in PSN
- * order whichever context built them.
- */
-void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
-{
-	spin_lock(&conn->txq.lock);
-	skb_queue_splice_tail_init(q, &conn->txq);
-	spin_unlock(&conn->txq.lock);
-}
-
-#define MROCE_TX_BUDGET		64	/* packets between reschedules */
-
-/*
- * Send the transmit queue, in order, from one context at a time: a context
- * that finds another sending leaves its packets to it.  Without conn->lock.
- * Sending can feed the queue (over a veth, the peer's answers are
- * processed in the same context), so only the connection's own work item
- * sends without bound, rescheduling every MROCE_TX_BUDGET packets; any
- * other context (softirq, a QP's send worker, a verb) sends a budget and
- * hands the rest to that work item on the same CPU.  A QP's worker must
- * not stay behind a connection that keeps sending: destroying the QP
- * waits for it.  Software netdevs (veth, loopback) queue a sent packet to
- * the sending CPU's backlog: a work item on another CPU would overtake the
- * packets still waiting there, and the peer would see a path reorder.
- * Bottom halves stay off for each budget: otherwise, outside softirq,
- * every transmit's own local_bh_enable() runs the backlog for the one
- * packet it just queued, and the receiver handles (and acknowledges)
- * packet by packet instead of in NAPI batches, at half the throughput.
- */
-static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
-{
-	struct sk_buff *skb;
-	u32 sent = 0;
-	__be16 sport;
-	u8 p;
-
-	do {
-		if (test_and_set_bit_lock(0, &conn->tx_busy))
-			return;
-		local_bh_disable();
-		while ((skb = skb_dequeue(&conn->txq))) {
-			if (++sent % MROCE_TX_BUDGET == 0) {
-				if (tx_work) {
-					local_bh_enable();
-					cond_resched();
-					local_bh_disable();
-				} else {
-					skb_queue_head(&conn->txq, skb);
-					clear_bit_unlock(0, &conn->tx_busy);
-					queue_work_on(raw_smp_processor_id(),
-						      mroce_tx_wq,
-						      &conn->tx_work);
-					local_bh_enable();
-					return;
-				}
-			}
-			sport = mroce_cb(skb)->sport ?: conn->hs_sport;
-			p = mroce_cb(skb)->plane;
-			if (p >= MROCE_MAX_PLANES ||
-			    !(READ_ONCE(conn->planes_paired) & BIT(p)))
-				p = 0;
-			mroce_xmit(conn->mdev, skb, p ? &conn->laddr[p] :
-				   &conn->local, p ? &conn->raddr[p] :
-				   &conn->peer, sport);
-		}
-		clear_bit_unlock(0, &conn->tx_busy);
-		local_bh_enable();
-		smp_mb__after_atomic();	/* see packets queued meanwhile */
-	} while (!skb_queue_empty_lockless(&conn->txq));
-}
-
-void mroce_conn_xmit(struct mroce_conn *conn)
-{
-	__mroce_conn_xmit(conn, false);
-}
-
-static void mroce_conn_tx_work(struct work_struct *work)
-{
-	__mroce_conn_xmit(container_of(work, struct mroce_conn, tx_work),
-			  true);
-}
-
-/*
  * (Re)arm the timer for the earliest deadline, with 20 us of slack, but
  * none for a due ACK: it must not wait past Max ACK Delay (MRC-ACK-007).
  * conn->lock held.
@@ -333,11 +249,10 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	hrtimer_init(&conn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->timer.function = mroce_conn_timer;
 	xa_init(&conn->trackers);
-	skb_queue_head_init(&conn->txq);
+	mroce_conn_tx_init(conn);
 	INIT_LIST_HEAD(&conn->wait_qps);
 	INIT_LIST_HEAD(&conn->slot_waiters);
 	INIT_LIST_HEAD(&conn->retxq);
-	INIT_WORK(&conn->tx_work, mroce_conn_tx_work);
 	INIT_LIST_HEAD(&conn->streams_list);
 	INIT_LIST_HEAD(&conn->sr_pending);
 	mroce_conn_init_life(conn);

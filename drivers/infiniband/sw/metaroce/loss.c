@@ -380,12 +380,13 @@ static void mroce_count_spurious(struct mroce_conn *conn,
 }
 
 /*
- * Apply an AKX to path (spec 8.4 steps 1 to 7).  A PROBE_REPLY also
- * proves lost whatever was sent before its probe and is not acknowledged
- * (9.2.3).  Returns false if the AKX was dropped as out of window.
+ * Apply an AKX to path (spec 8.4 steps 1 to 7).  A PROBE_REPLY (probe_psn:
+ * the path's next PSN when its probe left) also proves lost whatever was
+ * sent before its probe and is not acknowledged (9.2.3).  Returns false
+ * if the AKX was dropped as out of window.
  */
 bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
-			    const struct mroce_akx *akx, bool probe_reply,
+			    const struct mroce_akx *akx, const u32 *probe_psn,
 			    struct sk_buff_head *q)
 {
 	u32 cum = ntohl(akx->cum_psn), ce, rx, dce = 0, drx = 0, acked = 0;
@@ -398,8 +399,9 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	s64 high;
 
 	if (akx->ack_flags & MROCE_ACKF_NO_STATE) {
-		if (probe_reply)	/* nothing sent before it arrived */
-			for (psn = path->plw; psn != path->probe_psn; psn++) {
+		if (probe_psn)	/* nothing sent before it arrived */
+			for (psn = path->plw; mroce_seq_diff(*probe_psn, psn) > 0;
+			     psn++) {
 				f = mroce_slot(path, psn);
 				if (f->live)
 					mroce_declare_lost(conn, path, f, q);
@@ -457,13 +459,13 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	 * PSN) is concerned.
 	 */
 	end = path->high_acked + 1;
-	if (probe_reply && mroce_seq_diff(path->probe_psn, end) > 0)
-		end = path->probe_psn;
+	if (probe_psn && mroce_seq_diff(*probe_psn, end) > 0)
+		end = *probe_psn;
 	for (psn = path->plw; mroce_seq_diff(end, psn) > 0; psn++) {
 		f = mroce_slot(path, psn);
 		if (!f->live)
 			continue;
-		if (probe_reply && mroce_seq_diff(path->probe_psn, psn) > 0) {
+		if (probe_psn && mroce_seq_diff(*probe_psn, psn) > 0) {
 			mroce_declare_lost(conn, path, f, q);
 			lost = true;
 		} else if (!timer_only &&
@@ -529,7 +531,7 @@ void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 	mroce_count(conn->mdev, ACKS_RCVD);
 	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
 	if (!mroce_loss_process_akx(conn, conn->paths[bth->path_id], akx,
-				    false, q))
+				    NULL, q))
 		return;
 	for (i = 0; i < akx->num_sr; i++)
 		mroce_rc_rx_sr(conn, &sr[i]);

@@ -14,31 +14,18 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
 	struct mroce_dev *mdev;
-	bool up;
 	int plane;
 
 	mdev = mroce_find_by_netdev(ndev);
 	if (!mdev)
 		return NOTIFY_DONE;
 	plane = mroce_plane_of(mdev, ndev);
-	up = netif_running(ndev) && netif_carrier_ok(ndev);
-	if (plane > 0) {
-		/* A further plane: it carries paths and keeps the port up. */
-		if (event == NETDEV_UNREGISTER) {
-			mroce_plane_gone(mdev, ndev);
-		} else if (event == NETDEV_UP || event == NETDEV_DOWN ||
-			   event == NETDEV_CHANGE) {
-			mroce_port_update(mdev);
-			mroce_conns_plane_event(mdev, plane, up, false);
-		} else if (event == NETDEV_CHANGEMTU) {
-			mroce_port_update(mdev);
-		}
-		ib_device_put(&mdev->ibdev);
-		return NOTIFY_DONE;
-	}
-
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		if (plane > 0) {	/* a further plane goes, the device stays */
+			mroce_plane_gone(mdev, ndev);
+			break;
+		}
 		/*
 		 * Also sent when the netdev moves to another namespace.  The
 		 * queued unregistration drops ib_core's netdev reference, which
@@ -50,9 +37,12 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
 	case NETDEV_CHANGEMTU:
+		/* Every plane carries paths and keeps the port up. */
 		mroce_port_update(mdev);
-		mroce_port_speed_update(mdev, ndev);
-		mroce_conns_plane_event(mdev, 0, up, false);
+		if (!plane)
+			mroce_port_speed_update(mdev, ndev);
+		mroce_conns_plane_event(mdev, plane,
+					mroce_plane_up(mdev, plane), false);
 		break;
 	default:
 		break;

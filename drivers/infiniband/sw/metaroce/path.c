@@ -235,13 +235,17 @@ static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
 {
 	bool mtu = path->state == MROCE_PATH_PROBING;
 	u32 pad = mtu ? (256U << conn->css_shift) + 24 : 0;
+	struct mroce_probe_rec *rec;
 	struct mroce_bth *bth;
 	struct mroce_pbx *pbx;
 	struct sk_buff *skb;
 
 	path->probe_at = ktime_get();
-	path->probe_psn = path->next_psn;
 	path->probe_id++;
+	rec = &path->probes[path->probe_id % MROCE_PROBES];
+	rec->id = path->probe_id;
+	rec->psn = path->next_psn;
+	rec->at = path->probe_at;
 	path->probes_out++;
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_PROBE, sizeof(*pbx), pad);
 	if (!skb)
@@ -497,6 +501,7 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_pbx *pbx = (const struct mroce_pbx *)(bth + 1);
 	const struct mroce_akx *akx = (const struct mroce_akx *)(pbx + 1);
+	const struct mroce_probe_rec *rec;
 	struct mroce_path *path;
 	u32 id = ntohl(pbx->probe_id);
 	s64 rtt;
@@ -507,11 +512,16 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	path = conn->paths[bth->path_id];
-	/* Only an answer to this entropy's recent probes counts (7.6). */
-	if (path->state == MROCE_PATH_FAILED ||
+	/*
+	 * Only an answer to one of this entropy's recent probes counts
+	 * (MRC-PATH-028), and it speaks for the packets sent before that
+	 * probe, not before a later one (MRC-LOSS-006).
+	 */
+	rec = &path->probes[id % MROCE_PROBES];
+	if (path->state == MROCE_PATH_FAILED || rec->id != id ||
 	    mroce_seq_diff(path->probe_id, id) < 0 ||
 	    mroce_seq_diff(id, path->probe_base) < 0 ||
-	    ktime_us_delta(ktime_get(), path->probe_at) >
+	    ktime_us_delta(ktime_get(), rec->at) >
 	    READ_ONCE(mroce_rto_max_us)) {
 		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
 		return;
@@ -519,7 +529,7 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	mroce_count(conn->mdev, PROBE_REPLIES_RCVD);
 	mroce_count(conn->mdev, ACKS_RCVD);
 	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
-	if (!mroce_loss_process_akx(conn, path, akx, true, q))
+	if (!mroce_loss_process_akx(conn, path, akx, &rec->psn, q))
 		return;		/* an ACK that does not fit the path */
 	if (id == path->probe_id) {
 		rtt = ktime_us_delta(ktime_get(),

@@ -37,12 +37,16 @@ struct net_device *mroce_plane_dev(struct mroce_dev *mdev, int i)
 	return rcu_dereference_rtnl(mdev->planes[i]);
 }
 
-/* Is plane i of mdev able to carry packets (spec 7.9)?  RCU held. */
+/*
+ * Is plane i of mdev up (MRC-PATH-035): administratively up, with carrier
+ * and an MTU that takes the smallest segment?  RCU or RTNL held.
+ */
 bool mroce_plane_up(struct mroce_dev *mdev, int i)
 {
 	struct net_device *ndev = mroce_plane_dev(mdev, i);
 
-	return ndev && netif_running(ndev) && netif_carrier_ok(ndev);
+	return ndev && netif_running(ndev) && netif_carrier_ok(ndev) &&
+	       READ_ONCE(ndev->mtu) >= 256 + MROCE_MAX_HDR_OVERHEAD;
 }
 
 /* The first IPv4 address of ndev as a GID; false if it has none.  RCU. */

@@ -28,16 +28,6 @@ static enum ib_mtu mroce_mtu_from_netdev(unsigned int ndev_mtu)
 }
 
 /*
- * Can ndev carry packets: up, with carrier, and an MTU for the smallest
- * segment (MRC-PATH-035, MRC-ENC-020)?
- */
-static bool mroce_netdev_usable(const struct net_device *ndev)
-{
-	return ndev && netif_running(ndev) && netif_carrier_ok(ndev) &&
-	       READ_ONCE(ndev->mtu) >= 256 + MROCE_MAX_HDR_OVERHEAD;
-}
-
-/*
  * Re-read state and MTU from the planes: the port is ACTIVE while at least
  * one plane is up (MRC-PATH-035).  Called with RTNL held or before the
  * device is registered; dispatches a port event when the state changes on
@@ -51,7 +41,7 @@ void mroce_port_update(struct mroce_dev *mdev)
 
 	rcu_read_lock();
 	for (i = 0; i < MROCE_MAX_PLANES; i++)
-		if (mroce_netdev_usable(mroce_plane_dev(mdev, i)))
+		if (mroce_plane_up(mdev, i))
 			state = IB_PORT_ACTIVE;
 	rcu_read_unlock();
 

@@ -25,6 +25,7 @@ struct mroce_dev;
 struct mroce_qp;
 
 #define MROCE_TX_WINDOW		256	/* PSNs in flight on a path: the SACK span */
+#define MROCE_PROBES		4	/* probes a path remembers (spec 7.6) */
 #define MROCE_SEG_WIN_SHIFT	11
 #define MROCE_SEG_WIN		BIT(MROCE_SEG_WIN_SHIFT)
 #define MROCE_MAX_PATHS		64	/* sender paths of a connection */
@@ -208,8 +209,12 @@ struct mroce_path {
 	u8 entropies;		/* entropies tried while PROBING */
 	u32 probe_id;		/* the last probe sent */
 	u32 probe_base;		/* the first probe on this entropy */
-	u32 probe_psn;		/* next_psn when the probe left */
 	ktime_t probe_at;	/* when the last probe left */
+	struct mroce_probe_rec {	/* the last probes, by id % MROCE_PROBES */
+		u32 id;
+		u32 psn;	/* next_psn when it left */
+		ktime_t at;
+	} probes[MROCE_PROBES];
 	ktime_t state_at;	/* when the path entered its state */
 	u16 old_ports[MROCE_OLD_PORTS];
 	u8 old_idx;
@@ -383,6 +388,8 @@ struct mroce_conn {
 	struct sk_buff_head txq;	/* built, in PSN order, to send */
 	unsigned long tx_busy;		/* bit 0: a context is sending txq */
 	struct work_struct tx_work;	/* sends txq when softirq gave up */
+	int tx_cpu;			/* the CPU that sent last, or -1 */
+	u32 tx_qtail;			/* its backlog tail after that */
 };
 
 /* Per-RC-QP transport state (a stream), under conn->lock. */
@@ -435,6 +442,7 @@ void mroce_conn_detach(struct mroce_qp *qp, u8 reason);
 void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
 void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q);
 void mroce_conn_xmit(struct mroce_conn *conn);
+void mroce_conn_tx_init(struct mroce_conn *conn);
 struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 				     u32 ext_len, u32 payload_len);
 void mroce_conn_arm_timer(struct mroce_conn *conn);
@@ -511,7 +519,7 @@ void mroce_retx_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp);
 void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 		       struct sk_buff_head *q);
 bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
-			    const struct mroce_akx *akx, bool probe_reply,
+			    const struct mroce_akx *akx, const u32 *probe_psn,
 			    struct sk_buff_head *q);
 void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 			struct mroce_inflight *f, struct sk_buff_head *q);
