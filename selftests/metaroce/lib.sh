@@ -118,6 +118,11 @@ user_objects_gone() {
 
 # txp NS NETDEV: the packets NETDEV in namespace NS has sent.
 txp() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"; }
+# qdisc_dropped NS DEV: packets the root qdisc of DEV in NS dropped (netem).
+qdisc_dropped() {
+	ip netns exec "$1" tc -s qdisc show dev "$2" |
+		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1
+}
 
 # kverbs TESTS [PARAMS...]: one run of the in-kernel verbs tests TESTS
 # (kverbs/mroce_kverbs.ko, test_kverbs.sh) between the devices $KV_A and

@@ -112,11 +112,11 @@ counters() {
 counters
 
 # With link 2 still dead, new traffic flows over link 1 only.
-d1=$(ip netns exec $NS_A tc -s qdisc show dev a2 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+d1=$(qdisc_dropped $NS_A a2)
 t1=$(txp $NS_A a1)
 ok_if "while the link is dead: 1 MiB SEND/WRITE/READ, every byte" \
 	kverbs rc_send,rc_write,rc_read size=1048576
-d2=$(ip netns exec $NS_A tc -s qdisc show dev a2 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+d2=$(qdisc_dropped $NS_A a2)
 moved=$(( $(txp $NS_A a1) - t1 ))
 diag "link 1 carried $moved packets; the dead link swallowed $((d2 - d1))"
 ok_if "traffic left the dead link (it got under 5% of the packets)" \

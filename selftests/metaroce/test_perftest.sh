@@ -41,17 +41,16 @@ ok_if "ACK coalescing: a bulk WRITE takes under 3 ACKs per 4 packets" \
 # Under loss a hole stays open for a round trip; only the packets that
 # open or fill one are acknowledged at once (MRC-ACK-006 rule 2), the ones
 # that follow in order are coalesced as without loss.  Acknowledging each
-# of them at once took about half the packets at 1% loss.
+# of them at once took 11802 ACKs for 12800 packets at 1% loss.
 coalesced_lossy() {
 	local a0 r0 acks rx d0 drops
 	ip -n $NS_A link set va txqueuelen 10000
 	ip netns exec $NS_A tc qdisc replace dev va root netem loss 1% limit 10000
-	d0=$(ip netns exec $NS_A tc -s qdisc show dev va | sed -n 's/.*dropped \([0-9]*\).*/\1/p')
+	d0=$(qdisc_dropped $NS_A va)
 	a0=$(cnt rb acks_sent) r0=$(cnt rb rx_data_packets)
 	perf "ib_write_bw 64 KiB, 1% loss" 0 200 ib_write_bw -s 65536 || return 1
 	acks=$(($(cnt rb acks_sent) - a0)) rx=$(($(cnt rb rx_data_packets) - r0))
-	drops=$(($(ip netns exec $NS_A tc -s qdisc show dev va |
-		   sed -n 's/.*dropped \([0-9]*\).*/\1/p') - d0))
+	drops=$(($(qdisc_dropped $NS_A va) - d0))
 	ip netns exec $NS_A tc qdisc del dev va root
 	echo "rb: $rx data packets, $acks ACKs; netem dropped $drops"
 	((drops > 0 && rx > 0 && acks * 3 < rx))

@@ -16,10 +16,7 @@ echo 20000 > /sys/module/metaroce/parameters/rto_min_us
 
 cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 netem_dropped() {
-	local a b
-	a=$(ip netns exec $NS_A tc -s qdisc show dev va | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
-	b=$(ip netns exec $NS_B tc -s qdisc show dev vb | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
-	echo $((a + b))
+	echo $(( $(qdisc_dropped $NS_A va) + $(qdisc_dropped $NS_B vb) ))
 }
 set_loss() {
 	ip netns exec $NS_A tc qdisc replace dev va root netem loss "$1"
