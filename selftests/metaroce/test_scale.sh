@@ -7,7 +7,7 @@
 # instead of refusing packets until the QPs time out.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 6
+tap_plan 7
 PROG=/tmp/qpscale
 ok_if "build qpscale" gcc -O2 -Wall -Wextra -o $PROG tools/bench/qpscale.c -libverbs
 setup_two_hosts
@@ -28,15 +28,20 @@ pairs() {
 }
 
 # Each side offers 64 message slots (read when a connection opens).  A
-# 5 ms delay each way keeps the WRITEs in flight while the next ones are
-# posted: without it, over a veth, each may complete before the next post
-# and the slots are never all taken.
+# 20 ms delay each way keeps the WRITEs in flight while the next ones are
+# posted (without it, over a veth, each may complete before the next post
+# and the slots are never all taken), and makes the RTT 8 times
+# rto_initial_us: the first packets of paths without an RTT sample time
+# out, and their probes must back off until a reply can arrive
+# (MRC-PATH-019).  A probe timeout that stayed at rto_initial_us moved the
+# paths to new entropy before every reply, and the connection failed.
 modprobe metaroce
 echo 64 > /sys/module/metaroce/parameters/rx_msg_slots
 devices
-ip netns exec $NS_A tc qdisc add dev va root netem delay 5ms
-ip netns exec $NS_B tc qdisc add dev vb root netem delay 5ms
-ok_if "64 message slots: 1024 QP pairs each move a verified WRITE" pairs 1024
+ip netns exec $NS_A tc qdisc add dev va root netem delay 20ms
+ip netns exec $NS_B tc qdisc add dev vb root netem delay 20ms
+ok_if "64 message slots, 40 ms RTT: 1024 QP pairs each move a verified WRITE" \
+	pairs 1024
 ip netns exec $NS_A tc qdisc del dev va root
 ip netns exec $NS_B tc qdisc del dev vb root
 diag "$(grep -E '^(setup_s|traffic_s|completed|wc_errors)=' /tmp/qpscale.log | tr '\n' ' ')"
@@ -46,6 +51,9 @@ ok_if "the requester held messages back for slots (msg_slots_waits $waits)" \
 	test "$waits" -gt 0
 ok_if "the responder refused no packet for want of a tracker" \
 	test "$refused" -eq 0
+failed=$(($(cnt ra path_failed) + $(cnt rb path_failed)))
+ok_if "at 8x rto_initial_us no path failed, no connection failed (path_failed $failed)" \
+	test "$failed" -eq 0 -a "$(cnt ra conn_failed)" -eq 0 -a "$(cnt rb conn_failed)" -eq 0
 ok_if "one connection carries them all (conn_established 1 on each side)" \
 	test "$(cnt ra conn_established)" -eq 1 -a "$(cnt rb conn_established)" -eq 1
 rdma link delete ra

@@ -213,20 +213,26 @@ static ktime_t mroce_rto_deadline(const struct mroce_path *path)
 	return ktime_add_us(path->tlp_at, mroce_eff_rto(path));
 }
 
-/* The probe timeout of a path (spec 7.5). */
+/*
+ * The probe timeout of a path (spec 7.5): its effective RTO, which before
+ * an RTT sample is rto_initial_us doubled by the path's backoff, or, while
+ * it has no sample, the largest effective RTO of the ACTIVE paths if that
+ * is longer.  It always grows with the backoff, so a path whose RTT is
+ * above rto_initial_us still gets a reply in time (MRC-PATH-019).
+ */
 static u32 mroce_probe_timeout(const struct mroce_conn *conn,
 			       const struct mroce_path *path)
 {
-	u32 pto = 0;
+	u32 pto = mroce_eff_rto(path);
 	int i;
 
 	if (path->srtt_us)
-		return mroce_eff_rto(path);
+		return pto;
 	for (i = 0; i < conn->npaths; i++)
 		if (conn->paths[i]->state == MROCE_PATH_ACTIVE &&
 		    conn->paths[i]->srtt_us)
 			pto = max(pto, mroce_eff_rto(conn->paths[i]));
-	return pto ?: READ_ONCE(mroce_rto_initial_us);
+	return pto;
 }
 
 /* Send a PROBE on path (spec 7.6); in PROBING it is full size. */
@@ -531,12 +537,10 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
 	if (!mroce_loss_process_akx(conn, path, akx, &rec->psn, q))
 		return;		/* an ACK that does not fit the path */
-	if (id == path->probe_id) {
-		rtt = ktime_us_delta(ktime_get(),
-				     ns_to_ktime(be64_to_cpu(pbx->timestamp)));
-		if (rtt > 0 && rtt < READ_ONCE(mroce_rto_max_us))
-			mroce_rtt_sample(conn, path, rtt);
-	}
+	/* Probe IDs are never reused: any matched one is a clean sample. */
+	rtt = ktime_us_delta(ktime_get(), rec->at);
+	if (rtt > 0 && rtt < READ_ONCE(mroce_rto_max_us))
+		mroce_rtt_sample(conn, path, rtt);
 	if (path->state != MROCE_PATH_ACTIVE) {	/* P6, P9 */
 		if (path->state == MROCE_PATH_PROBING)
 			path->ssthresh = U32_MAX;	/* a new route */
