@@ -123,6 +123,16 @@ qdisc_dropped() {
 	ip netns exec "$1" tc -s qdisc show dev "$2" |
 		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1
 }
+# backlog_dropped: packets the kernel dropped for a full per-CPU input
+# backlog (netdev_max_backlog), summed over CPUs: a veth's only loss.
+backlog_dropped() {
+	local d sum=0
+
+	for d in $(awk '{ print $2 }' /proc/net/softnet_stat); do
+		sum=$((sum + 16#$d))
+	done
+	echo $sum
+}
 
 # kverbs TESTS [PARAMS...]: one run of the in-kernel verbs tests TESTS
 # (kverbs/mroce_kverbs.ko, test_kverbs.sh) between the devices $KV_A and

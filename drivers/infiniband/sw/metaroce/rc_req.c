@@ -400,7 +400,14 @@ u32 mroce_rc_oldest_ssn(struct mroce_qp *qp)
 	return mroce_shadow(qp, qp->sq.ring.cons)->ssn;
 }
 
-/* Run the streams waiting for the connection, window room or a timer. */
+/*
+ * Run the streams waiting for the connection, window room or a timer,
+ * oldest first.  Once the connection has no room left, the rest keep
+ * their place: trying each of them would only queue it again, and with
+ * thousands of streams waiting that made every ACK cost a walk over all
+ * of them.  No room means packets are outstanding or pacing armed the
+ * timer, so an ACK, a loss or the timer runs this again.
+ */
 void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 {
 	struct mroce_stream *st, *tmp;
@@ -415,6 +422,10 @@ void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 	while (free_slots-- && !list_empty(&conn->slot_waiters))
 		list_move_tail(conn->slot_waiters.next, &run);
 	list_for_each_entry_safe(st, tmp, &run, wait_entry) {
+		if (!mroce_path_has_room(conn)) {
+			list_splice(&run, &conn->wait_qps);
+			return;
+		}
 		list_del_init(&st->wait_entry);
 		qp = container_of(st, struct mroce_qp, stream);
 		mroce_rc_resp_resume(conn, qp, q);

@@ -130,6 +130,18 @@ static bool mroce_stream_waiting(struct mroce_qp *qp)
 }
 
 /*
+ * A stream timer of conn (SYNC or retry) is due at when.  conn->stream_due
+ * stays at or before the earliest one, so that the timer walks the streams
+ * only when one may be due, not at every pacing or ACK wakeup.
+ */
+static void mroce_stream_timer_at(struct mroce_conn *conn, ktime_t when)
+{
+	if (!conn->stream_due || ktime_before(when, conn->stream_due))
+		conn->stream_due = when;
+	mroce_conn_wake_at(conn, when);
+}
+
+/*
  * The requester's SYNC timer for qp: after progress (a completion, a
  * response or newly delivered content) it restarts; it stops once nothing
  * is outstanding.  conn->lock held.
@@ -157,7 +169,7 @@ void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
 		return;
 	st->sync_at = ktime_add_us(ktime_get(),
 				   mroce_sync_timeout(conn, st->sync_backoff));
-	mroce_conn_wake_at(conn, st->sync_at);
+	mroce_stream_timer_at(conn, st->sync_at);
 }
 
 /*
@@ -176,7 +188,7 @@ void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp)
 		return;
 	}
 	qp->stream.retry_at = ktime_add_ns(ktime_get(), mroce_retry_ns(qp));
-	mroce_conn_wake_at(conn, qp->stream.retry_at);
+	mroce_stream_timer_at(conn, qp->stream.retry_at);
 }
 
 /*
@@ -243,8 +255,12 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 	ktime_t next = 0;
 	u32 n = 0;
 
-	if (!conn->npaths)
+	if (!conn->npaths || !conn->stream_due)
 		return;
+	if (ktime_after(conn->stream_due, now)) {
+		mroce_conn_wake_at(conn, conn->stream_due);
+		return;
+	}
 	list_for_each_entry(st, &conn->streams_list, conn_entry) {
 		qp = container_of(st, struct mroce_qp, stream);
 		if (st->retry_at && !ktime_after(st->retry_at, now) &&
@@ -289,6 +305,7 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 		if (!next || ktime_before(st->sync_at, next))
 			next = st->sync_at;
 	}
+	conn->stream_due = next;
 	if (next)
 		mroce_conn_wake_at(conn, next);
 	if (!n)

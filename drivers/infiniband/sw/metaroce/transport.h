@@ -340,6 +340,7 @@ struct mroce_conn {
 	u32 streams;			/* attached QPs */
 	struct hrtimer timer;		/* handshake, paths, pacing, RNR */
 	ktime_t wake_at;		/* extra wakeup asked for; 0: none */
+	ktime_t stream_due;		/* no stream timer before; 0: none */
 	ktime_t hs_at;			/* handshake retry; 0: none */
 	__be16 hs_sport;		/* entropy of handshake packets */
 	u8 peer_max_paths;		/* the peer's Max Rx Paths */
