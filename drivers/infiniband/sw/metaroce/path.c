@@ -756,30 +756,40 @@ void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
 	mroce_path_carry(conn, rec, 1, -1, q);
 }
 
-/* Resend content declared lost on path from, or queue it (spec 9.3). */
+/*
+ * Resend content declared lost on path from, or queue it behind older lost
+ * content or until the pacing bucket allows it (spec 9.3, MRC-LOSS-011).
+ */
 void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
 		       u8 tries, u8 from, struct sk_buff_head *q)
 {
-	if (!list_empty(&conn->retxq))
+	if (!list_empty(&conn->retxq) ||
+	    !mroce_cc_pace_ok(conn, mroce_charge(conn, rec)))
 		mroce_retx_queue(conn, rec, tries, from);
 	else
 		mroce_path_carry(conn, rec, tries, from, q);
 }
 
-/* Send queued lost content while paths can take it, oldest first. */
+/*
+ * Send queued lost content while paths and the pacing bucket can take it,
+ * oldest first.  Content no longer needed just leaves the queue.
+ */
 void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
 {
 	struct mroce_retx *r;
-	struct mroce_path *path;
+	bool needed;
+	u32 charge;
 
 	while ((r = list_first_entry_or_null(&conn->retxq, struct mroce_retx,
 					     list))) {
-		path = mroce_pick(conn, mroce_charge(conn, &r->rec), r->from);
-		if (!path)
+		charge = mroce_charge(conn, &r->rec);
+		needed = mroce_rc_still_needed(conn, &r->rec);
+		if (needed && (!mroce_pick(conn, charge, r->from) ||
+			       !mroce_cc_pace_ok(conn, charge)))
 			return;
 		list_del(&r->list);
 		conn->nretx--;
-		if (mroce_rc_still_needed(conn, &r->rec))
+		if (needed)
 			mroce_path_carry(conn, &r->rec, r->tries, r->from, q);
 		if (r->rec.qp)
 			mroce_qp_put(r->rec.qp);
