@@ -610,12 +610,13 @@ class Report:
             if r["status"] == "ok":
                 k = self.kmem(r, "setup")
                 rows.append([STACK_NAMES.get(r["stack"], r["stack"]), n, r.get("connected"), r.get("completed"),
-                             "%.1f" % r["setup_s"], "%.1f" % (k / (2.0 * n)) if k is not None else "-",
+                             "%.1f" % r["setup_s"], "%.2f" % r["traffic_s"],
+                             "%.1f" % (k / (2.0 * n)) if k is not None else "-",
                              "%.1f" % (-r.get("mem_setup_MemFree_kb", 0) / (2.0 * n)), "ok"])
             else:
                 rows.append([STACK_NAMES.get(r["stack"], r["stack"]), n, r.get("connected", "-"),
-                             r.get("completed", "-"), "-", "-", "-", "FAILED: " + r.get("error", "")])
-        self.h(md_table(["stack", "QP pairs", "connected", "completed", "setup s",
+                             r.get("completed", "-"), "-", "-", "-", "-", "FAILED: " + r.get("error", "")])
+        self.h(md_table(["stack", "QP pairs", "connected", "completed", "setup s", "traffic s",
                          "kernel kB per QP (Slab+Vmalloc+PageTables)", "MemFree drop kB per QP", "status"], rows))
         self.h("")
         self.h("A QP pair is two QPs (one on each device, both in this kernel): per-QP figures divide by 2N.\n")
