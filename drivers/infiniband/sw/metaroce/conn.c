@@ -256,7 +256,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	INIT_LIST_HEAD(&conn->streams_list);
 	INIT_LIST_HEAD(&conn->sr_pending);
 	mroce_conn_init_life(conn);
-	conn->hs_sport = htons(0xc000 | (get_random_u32() & 0x3fff));
+	conn->hs_sport = mroce_pick_sport(conn, NULL);
 	do {
 		get_random_bytes(&conn->local_token, sizeof(conn->local_token));
 	} while (!conn->local_token);
