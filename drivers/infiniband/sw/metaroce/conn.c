@@ -822,8 +822,10 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_rx_reset(conn, skb, &q);
 		goto unlock;
 	}
+	/* A CONNECT_ACK's SCID is checked as the handshake's (MRC-CONN-014). */
 	if (be64_to_cpu(bth->token) != conn->local_token ||
 	    (conn->state != MROCE_CONN_CONNECTING &&
+	     bth->type != MROCE_T_CONNECT_ACK &&
 	     ntohl(bth->scid) != conn->peer_cid)) {
 		mroce_count(mdev, DROP_BAD_TOKEN);
 		goto unlock;
