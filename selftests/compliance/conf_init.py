@@ -3,15 +3,17 @@
 as a sender on paths whose every answer we choose (spec 6.3.1, 6.3.3,
 6.3.4, 7.1, 7.3.1, 7.6, 8.4, 9.2.3, 12.2): a target QP towards a further
 address of ours, with which the target has no connection, makes it send
-us a CONNECT, which we answer, or not, by hand.  Also the RESET that
-answers an unknown pre-handshake packet, and the encoding of the rate
-hint (12.4.3).  A mixin of conformance.Suite."""
+us a CONNECT, which we answer, or not, by hand.  Also packets in the
+pre-handshake form (6.3.3, 6.3.4), and the encoding of the rate hint
+(12.4.3).  A mixin of conformance.Suite."""
 import random
+import struct
 import time
 from fractions import Fraction
 
 import mrpkt as m
 from conf_req import WC_RETRY_EXC_ERR
+from conf_stream import WC_FLUSH
 from peer import Peer
 from verdict import need, record
 
@@ -32,6 +34,14 @@ def until(cond, timeout):
 
 def wr_status(wcs):
     return [(w["wr_id"], w["status"]) for w in wcs]
+
+
+def failed_qp(sent, recv, nrecv):
+    """The completions of a QP whose connection failed with two requests
+    outstanding (MRC-CONN-050): the oldest RETRY_EXC_ERR, the other and
+    every receive flushed."""
+    return wr_status(sent) == [(1, WC_RETRY_EXC_ERR), (2, WC_FLUSH)] and \
+        [w["status"] for w in recv] == [WC_FLUSH] * nrecv
 
 
 class InitiatorTests:
@@ -87,7 +97,7 @@ class InitiatorTests:
     def check_after_handshake(self, pp, c, pkts, npaths):
         """Every packet of the target on the connection it opened with
         CONNECT c, after our CONNECT_ACK (MRC-CONN-020, MRC-CONN-006,
-        MRC-PATH-003, MRC-PATH-010)."""
+        MRC-PATH-003, MRC-PATH-010, MRC-PATH-025)."""
         bad = [(hex(r["type"]), hex(r["dcid"]), hex(r["scid"]), hex(r["token"]))
                for r in pkts if (r["dcid"], r["scid"], r["token"]) !=
                (pp.cid, c["scid"], pp.token)]
@@ -110,14 +120,55 @@ class InitiatorTests:
         record("MRC-PATH-010", not errs and len(set(firsts)) == len(firsts),
                "PSNs relative to each path's first: %s; first PSNs so far %s" %
                (errs[:2], [hex(x) for x in firsts]))
-        return seqs
+        # MRC-PATH-025: a PROBE carries its path's next PSN without taking
+        # it, and leaves with the path's entropy (a new one only for the
+        # MTU probes of PROBING).  Judged where no sequenced packet of the
+        # path left within 10 ms of it: no question of order.
+        judged, bad = 0, []
+        for pr in (r for r in pkts if r["type"] == m.T_PROBE):
+            on = [r for r in seqs if r["path_id"] == pr["path_id"]]
+            before = [r for r in on if r["kt"] < pr["kt"]]
+            after = [r for r in on if r["kt"] > pr["kt"]]
+            if not before or before[-1]["kt"] > pr["kt"] - 0.01 or \
+                    (after and after[0]["kt"] < pr["kt"] + 0.01):
+                continue
+            judged += 1
+            want = (before[-1]["psn"] + 1) & 0xFFFFFFFF
+            if pr["psn"] != want or (after and after[0]["psn"] != want) or \
+                    (not pr["raw"][36] & 0x80 and pr["sport"] != before[-1]["sport"]):
+                bad.append((pr["path_id"], hex(pr["psn"]), hex(want),
+                            after and hex(after[0]["psn"]), pr["sport"], before[-1]["sport"]))
+        record("MRC-PATH-025", judged and not bad,
+               "%d PROBEs judged; (path, PSN, next PSN, next packet's PSN, UDP source port, "
+               "the path's) of the wrong ones: %s" % (judged, bad[:3]))
+
+    def failure_of(self, q, timeout):
+        """Two 100-byte WRITEs (wr_id 1, 2) posted on q, then its
+        completions once the first comes (or timeout): (send, receive,
+        time.time() of the first, QP state)."""
+        for wr in (1, 2):
+            self.a("post_send", qpn=q["qpn"], opcode="write", len=100, rkey=0x4400, va=0,
+                   wr_id=wr)
+        end = time.monotonic() + timeout
+        sent, recv = [], []
+        while not sent and time.monotonic() < end:
+            w = self.a("poll", qpn=q["qpn"], wait=0.05)["wcs"]
+            sent += [x for x in w if x["cq"] == "cq"]
+            recv += [x for x in w if x["cq"] == "rcq"]
+        at = time.time()
+        w = self.a("poll", qpn=q["qpn"], wait=0.5)["wcs"]
+        w += self.a("poll", qpn=q["qpn"], wait=0.2)["wcs"]
+        sent += [x for x in w if x["cq"] == "cq"]
+        recv += [x for x in w if x["cq"] == "rcq"]
+        return sent, recv, at, self.a("state", qpn=q["qpn"])["state"]
 
     # The target's CONNECT unanswered ----------------------------------------
     def t_init_fail(self):
         """A CONNECT nobody answers (MRC-CONN-012): resent unchanged after
         rto_initial_us, then each time after twice the previous wait;
         after connect_retries resends the connection fails, and with it
-        the request that waits for it (RETRY_EXC_ERR, the QP in ERROR)."""
+        the requests that wait for it (the oldest RETRY_EXC_ERR, the rest
+        and the receives flushed, the QP in ERROR: MRC-CONN-050)."""
         pp = self.init_peer(0)
         if not pp:
             return
@@ -127,15 +178,8 @@ class InitiatorTests:
             n = 3 if ok else self.tunable("connect_retries") or 6
             waits = [rto0 * 2 ** k for k in range(n + 1)]
             q = self.new_qp(peer_ip=pp.local, timeout=18)
-            self.a("post_send", qpn=q["qpn"], opcode="write", len=100, rkey=0x4400, va=0,
-                   wr_id=1)
-            end = time.monotonic() + 1.5 * sum(waits) + 2
-            w = []
-            while not w and time.monotonic() < end:
-                w = self.swcs(q, 0.05)
-            failed_at = time.time()
-            state = self.a("state", qpn=q["qpn"])["state"]
-        pp.drain(1.0)
+            w, rw, failed_at, state = self.failure_of(q, 1.5 * sum(waits) + 2)
+        pp.drain(0.3)
         cons = [r for r in pp.seen[n0:] if r["type"] == m.T_CONNECT]
         need(cons, "no CONNECT towards an address the target had no connection with")
         self.check_connect(cons[0])
@@ -150,11 +194,14 @@ class InitiatorTests:
                 [round(g, 3) for g in gaps], [round(x, 3) for x in waits[:n]]))
         took = failed_at - cons[0]["kt"]
         record("MRC-CONN-012 MRC-CONN-052",
-               wr_status(w) == [(1, WC_RETRY_EXC_ERR)] and took >= 0.9 * sum(waits) and
+               wr_status(w)[:1] == [(1, WC_RETRY_EXC_ERR)] and took >= 0.9 * sum(waits) and
                state == QPS_ERR,
                "unanswered handshake: completions %s %.2f s after the first CONNECT "
                "(its last wait ends at %.2f s), QP state %d" %
                (wr_status(w), took, sum(waits), state))
+        record("MRC-CONN-050", failed_qp(w, rw, 8),
+               "failed handshake, 2 WRITEs and 8 receives posted: completions %s, "
+               "receives %s" % (wr_status(w), [x["status"] for x in rw]))
         self.a("destroy", qpn=q["qpn"])
 
     # The target's connection, with our CONNECT_ACK --------------------------
@@ -336,6 +383,9 @@ class InitiatorTests:
         def rx():
             return pp.rxs[0]["rx"]
 
+        def since(k, end=None):
+            return [r for r in pp.seen[k:end] if is_seq(r)]
+
         def ack_now(r):
             pp.send_raw(pp.ack_pkt(m.T_ACK, 0), sport=r["sport"])
 
@@ -382,6 +432,7 @@ class InitiatorTests:
         probes += [wrong_id,
                    lambda r: pp.probe_reply(r, m.akx(base[0] - 1, rx())),
                    lambda r: reply_acking_now(r, m.akx(base[0] + 5, rx()))]
+        c0 = self.counters("rto_timeouts")
         pk = write(1)
         base.append(pk[0]["psn"])
         bpsn = pk[0]["psn"]
@@ -398,6 +449,16 @@ class InitiatorTests:
                 "PSNs base+4 to base+7 carry (offset, RETX) %s, expected the 4 segments "
                 "resent" % sorted((r["offset"], bool(r["flags"] & m.F_RETX)) for r in rt)))
         need(len(answered) >= 3, "PROBEs answered: %d of 3" % len(answered))
+        # MRC-LOSS-007: that was an RTO, rto_min_us (our answers are fast:
+        # srtt + 4 rttvar stays below it) after the PTO's PROBE.
+        c1 = self.counters("rto_timeouts")
+        rto = (self.tunable("rto_min_us") or 1000) / 1e6
+        gap = answered[1][0]["kt"] - answered[0][0]["kt"]
+        record("MRC-LOSS-007", c1["rto_timeouts"] - c0["rto_timeouts"] == 1 and
+               0.9 * rto <= gap <= 1.6 * rto + 0.1 and len(rt) == 4,
+               "unanswered PTO PROBE: the next PROBE %.3f s later (RTO %.3f s), "
+               "rto_timeouts +%d, %d of 4 segments resent" %
+               (gap, rto, c1["rto_timeouts"] - c0["rto_timeouts"], len(rt)))
         until(lambda: len(by_psn(8, 9)) >= 2, 1.0)
         time.sleep(0.3)
         on_data.clear()
@@ -421,32 +482,41 @@ class InitiatorTests:
         w = self.swcs(q, 2.0)
         need(wr_status(w) == [(1, 0)], "first WRITE: completions %s" % w)
 
-        def plw_after(wr_id, acks):
-            """A WRITE answered, as its 4th packet arrives, with the ACKs
-            acks(packets) makes; the PLW of the next PROBE, which we answer
-            with our true state, or None."""
-            n = len(answered)
-            probes.append(lambda r: pp.probe_reply(r, akx_true()))
-            sent = []
+        nxt = [2]       # the next WRITE's wr_id on q; its SSN is one less
 
-            def send(pk):
-                for x in acks(pk):
-                    pp.send_raw(x, sport=pk[-1]["sport"])
-                sent.append(time.time())
-            pk = write(wr_id, send)
-            until(lambda: len(answered) > n, 2.0)
-            if len(answered) <= n:
-                return pk[0]["psn"], None
-            pr = answered[n][0]
-            need(sent and pr["kt"] > sent[0], "the PROBE left before our ACKs")
-            return pk[0]["psn"], pr["plw"]
+        def plw_after(acks):
+            """A 4 KiB WRITE answered, as its 4th packet arrives, with the
+            ACKs acks(packets, SSN) makes: (its first PSN, the PLW of the
+            next PROBE, which we answer with our true state, or None, its
+            wr_id, q's completions).  Tried again, up to 3 times, when that
+            PROBE left before our ACKs arrived: it tells nothing then."""
+            for _ in range(3):
+                wr = nxt[0]
+                nxt[0] += 1
+                n = len(answered)
+                probes.append(lambda r: pp.probe_reply(r, akx_true()))
+                sent = []
+
+                def send(pk):
+                    for x in acks(pk, wr - 1):
+                        pp.send_raw(x, sport=pk[-1]["sport"])
+                    sent.append(time.time())
+                pk = write(wr, send)
+                until(lambda: len(answered) > n, 2.0)
+                w = self.swcs(q, 1.0)
+                if len(answered) <= n:
+                    probes.clear()
+                    return pk[0]["psn"], None, wr, w
+                if sent and answered[n][0]["kt"] > sent[0]:
+                    return pk[0]["psn"], answered[n][0]["plw"], wr, w
+                print("# the PROBE left before our ACKs arrived: once more")
+            need(False, "the PROBE left before our ACKs arrived, 3 times")
 
         # MRC-ACK-017: a NO_STATE ACK naming all 4 packets acknowledges
         # none; its Stream Record completes the WRITE.
-        b, plw = plw_after(2, lambda pk: [pp.ack_class(m.T_ACK, 0, m.akx(
-            pk[-1]["psn"], rx(), flags=m.ACKF_NO_STATE, srs=[self.sr(q, 1)]))])
-        w = self.swcs(q, 1.0)
-        record("MRC-ACK-017", wr_status(w) == [(2, 0)] and plw == b,
+        b, plw, wr, w = plw_after(lambda pk, ssn: [pp.ack_class(m.T_ACK, 0, m.akx(
+            pk[-1]["psn"], rx(), flags=m.ACKF_NO_STATE, srs=[self.sr(q, ssn)]))])
+        record("MRC-ACK-017", wr_status(w) == [(wr, 0)] and plw == b,
                "NO_STATE ACK with CumPSN base+3 and a Stream Record: completions %s, PLW of "
                "the next PROBE %s (expected base+0)" %
                (wr_status(w), None if plw is None else "base%+d" % m.diff(plw, b)))
@@ -454,22 +524,138 @@ class InitiatorTests:
         # MRC-ACK-016: the newer ACK (CumPSN base) arrives first; the older
         # one (CumPSN base-1, lower Rx Count) still counts for its SACK bits
         # (base+1, base+2) and its Stream Record.
-        def reordered(pk):
+        def reordered(pk, ssn):
             b, rx0 = pk[0]["psn"], rx() - 4
             older = pp.ack_class(m.T_ACK, 0, m.akx(b - 1, rx0, got=(b + 1, b + 2),
-                                                   srs=[self.sr(q, 2)]))
+                                                   srs=[self.sr(q, ssn)]))
             return [pp.ack_class(m.T_ACK, 0, m.akx(b, rx0 + 1)), older]
-        b, plw = plw_after(3, reordered)
-        w = self.swcs(q, 1.0)
-        record("MRC-ACK-016", wr_status(w) == [(3, 0)] and plw == (b + 3) & 0xFFFFFFFF,
+        b, plw, wr, w = plw_after(reordered)
+        record("MRC-ACK-016", wr_status(w) == [(wr, 0)] and plw == (b + 3) & 0xFFFFFFFF,
                "ACK CumPSN base, then an older one with CumPSN base-1, SACK base+1, base+2 "
                "and a Stream Record: completions %s, PLW of the next PROBE %s (expected "
                "base+3)" % (wr_status(w), None if plw is None else "base%+d" % m.diff(plw, b)))
-        pp.hook = lambda r: r["type"] == m.T_CONNECT
-        pp.auto_ack = True
+
+        # MRC-LOSS-017: a stream (a second QP, timeout 11: 8.4 ms) whose
+        # WRITE nobody acknowledges, at path or stream level: a SYNC for it
+        # at each of retry_cnt expiries, then RETRY_EXC_ERR and ERROR,
+        # before the path's PTO (100 ms) could bring anything.
+        q2 = self.new_qp(peer_ip=pp.local, timeout=11)
+        tmo, cnt = 4.096e-6 * 2 ** 11, 7
+        k = len(pp.seen)
+        self.a("post_send", qpn=q2["qpn"], opcode="write", len=100, rkey=0x4400, va=0,
+               wr_id=1)
+        w, end = [], time.monotonic() + 3.0
+        while not w and time.monotonic() < end:
+            w = self.swcs(q2, 0.02)
+        done = time.time()
+        state = self.a("state", qpn=q2["qpn"])["state"]
+        first = next((r for r in pp.seen[k:] if is_seq(r)), None)
+        need(first, "no packet of the second QP's WRITE")
+
+        def names_q2(r):
+            n = r["raw"][32]
+            return any(struct.unpack(">III", r["raw"][36 + 12 * i:48 + 12 * i])[:2] ==
+                       (q2["qpn"], q2["mine"]) for i in range(n))
+        syncs = [r for r in pp.seen[k:] if r["type"] == m.T_SYNC and names_q2(r)]
+        took = done - first["kt"]
+        record("MRC-LOSS-017", wr_status(w) == [(1, WC_RETRY_EXC_ERR)] and state == QPS_ERR and
+               len(syncs) >= cnt and 0.9 * (cnt + 1) * tmo <= took,
+               "WRITE never acknowledged, timeout 8.4 ms, retry_cnt 7: completions %s after "
+               "%.3f s (at least %.3f s), %d SYNCs for the stream, QP state %d" %
+               (wr_status(w), took, (cnt + 1) * tmo, len(syncs), state))
+        pp.send_raw(pp.ack_pkt(m.T_ACK, 0), sport=first["sport"])
+        time.sleep(0.1)
+
+        # MRC-PATH-022, MRC-PATH-021: the path, SUSPECT after an RTO, is
+        # not revived by a late ACK of what it had sent; it carries nothing
+        # until a PROBE_REPLY to a PROBE of its new state.
+        n = len(answered)
+        probes += [lambda r: None, lambda r: pp.ack_pkt(m.T_ACK, 0),
+                   lambda r: reply_acking_now(r, akx_true())]
+        wr = nxt[0]
+        self.a("post_send", qpn=q["qpn"], opcode="write", len=32768, rkey=0x4400, va=0,
+               wr_id=wr)
+        until(lambda: len(answered) >= n + 3, 3.0)
+        need(len(answered) >= n + 3, "PROBEs after a 32 KiB WRITE: %d of 3" %
+             (len(answered) - n))
+        # MRC-PATH-019: the RTO is rto_min_us (srtt + 4 rttvar is far
+        # below), its backoff back at 0 since the PROBE_REPLY of phase 1
+        # made the path ACTIVE; the SUSPECT path's probe timeout, the RTO
+        # doubled once, follows.
+        gaps = [answered[n + i + 1][0]["kt"] - answered[n + i][0]["kt"] for i in (0, 1)]
+        record("MRC-PATH-019", all(0.9 * x <= g <= 1.6 * x + 0.1
+                                   for g, x in zip(gaps, (rto, 2 * rto))),
+               "PTO PROBE to RTO PROBE %.3f s, to the next PROBE %.3f s; expected %.3f, "
+               "%.3f s" % (gaps[0], gaps[1], rto, 2 * rto))
+        k1, k2 = answered[n + 1][1], answered[n + 2][1]
+        until(lambda: since(k2), 1.0)
+        quiet = since(k1, k2)
+        record("MRC-PATH-022 MRC-PATH-021", not quiet and since(k2),
+               "after the RTO's PROBE and our late ACK of everything: %d sequenced packets "
+               "before the next PROBE, %d after our PROBE_REPLY to it" %
+               (len(quiet), len(since(k2))))
+        offs = set(range(0, 32768, 1024))
+        until(lambda: offs <= {r["offset"] for r in since(k2) if r.get("ssn") == wr - 1}, 5.0)
+        pp.send_raw(pp.ack_pkt(m.T_ACK, 0, srs=[self.sr(q, wr - 1)]),
+                    sport=pp.seen[-1]["sport"])
+        w = self.swcs(q, 2.0)
+        on_data.clear()
+        record("MRC-PATH-022", wr_status(w) == [(wr, 0)],
+               "the WRITE once the path was ACTIVE again: completions %s" % wr_status(w))
         self.check_after_handshake(pp, c, pp.seen[n0:], 1)
 
+        # MRC-CONN-051: no path ACTIVE (the only one SUSPECT after its RTO)
+        # for conn_dead_timeout_s (1 s here), a stream attached: the
+        # connection fails, and its QP (MRC-CONN-050).
+        with self.tuned(conn_dead_timeout_s=1) as ok:
+            if not ok:
+                return
+            n = len(answered)
+            probes += [lambda r: None, lambda r: None]
+            sent, recv, at, state = self.failure_of(q, 5.0)
+        need(len(answered) >= n + 2, "no RTO PROBE for 2 unacknowledged WRITEs")
+        took = at - answered[n + 1][0]["kt"]
+        record("MRC-CONN-051 MRC-CONN-050", failed_qp(sent, recv, 8) and state == QPS_ERR and
+               0.9 <= took <= 1.8,
+               "no path ACTIVE: completions %s, receives %s %.2f s after the RTO's PROBE "
+               "(conn_dead_timeout_s 1), QP state %d" %
+               (wr_status(sent), [x["status"] for x in recv], took, state))
+        pp.hook = lambda r: r["type"] == m.T_CONNECT
+
     # Other target behaviour ----------------------------------------------
+    def t_prehandshake(self):
+        """Packets of our connection in the pre-handshake form (DCID 0, our
+        SCID, our own token, from our address): the target, which made the
+        connection from our CONNECT, takes them as if addressed by DCID
+        (MRC-CONN-021); with another token they name no connection."""
+        q = self.new_qp(recvs=4)
+        pkt, psn = self.p.seq_pkt(m.T_SEND, self.sx(q, 0, 0, 16), b"P" * 16, dcid=0,
+                                  token=self.p.token)
+        self.p.send_raw(pkt)
+        a = self.ack_of(psn)
+        w = [x["status"] for x in self.a("poll", qpn=q["qpn"], wait=1.0)["wcs"]
+             if x["cq"] == "rcq"]
+        data = bytes.fromhex(self.a("read_recv", qpn=q["qpn"], off=0, len=16)["hex"])
+        record("MRC-CONN-021", a is not None and a["dcid"] == self.p.cid and w == [0] and
+               data == b"P" * 16,
+               "SEND in the pre-handshake form: %s, receive completions %s, data %s" %
+               ("no ACK" if a is None else "ACK to DCID %#x" % a["dcid"], w,
+                "placed" if data == b"P" * 16 else "not placed"))
+        self.p.drain(0.2)
+        c0 = self.counters("drop_no_conn")
+        pkt, psn = self.p.seq_pkt(m.T_SEND, self.sx(q, 1, 1, 16), b"Q" * 16, dcid=0,
+                                  token=self.p.token ^ 1)
+        self.p.send_raw(pkt)
+        got = [r for r in self.p.drain(0.5) if r["type"] == m.T_ACK and
+               r.get("cum_psn") is not None and not r["ack_flags"] & m.ACKF_NO_STATE and
+               m.sacked(r, psn)]
+        c1 = self.counters("drop_no_conn")
+        w = self.a("poll", qpn=q["qpn"], wait=0.2)["wcs"]
+        record("MRC-CONN-021", not got and not w and c1["drop_no_conn"] - c0["drop_no_conn"] == 1,
+               "pre-handshake form with another token: %d ACKs of it, completions %s, "
+               "drop_no_conn +%d" % (len(got), w, c1["drop_no_conn"] - c0["drop_no_conn"]))
+        self.p.resolve_all()
+
     def t_unknown_prehandshake(self):
         """A SEND in the pre-handshake form (DCID 0, our SCID and token)
         for no connection the target has: dropped (drop_no_conn) and
