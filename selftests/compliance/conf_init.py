@@ -97,7 +97,7 @@ class InitiatorTests:
     def check_after_handshake(self, pp, c, pkts, npaths):
         """Every packet of the target on the connection it opened with
         CONNECT c, after our CONNECT_ACK (MRC-CONN-020, MRC-CONN-006,
-        MRC-PATH-003, MRC-PATH-010, MRC-PATH-025)."""
+        MRC-PATH-003, MRC-PATH-005, MRC-PATH-010, MRC-PATH-025)."""
         bad = [(hex(r["type"]), hex(r["dcid"]), hex(r["scid"]), hex(r["token"]))
                for r in pkts if (r["dcid"], r["scid"], r["token"]) !=
                (pp.cid, c["scid"], pp.token)]
@@ -106,6 +106,14 @@ class InitiatorTests:
                "%#x): %s" % (len(bad), len(pkts), pp.cid, c["scid"], pp.token, bad[:3]))
         seqs = [r for r in pkts if is_seq(r)]
         ids = sorted({r["path_id"] for r in pkts if is_seq(r) or r["type"] == m.T_PROBE})
+        ports = {}
+        for r in pkts:
+            if r["type"] == m.T_PROBE or is_seq(r):
+                ports.setdefault(r["path_id"], r["sport"])
+        lo, hi = self.tunable("sport_min") or 49152, self.tunable("sport_max") or 65535
+        record("MRC-PATH-005", len(set(ports.values())) == len(ports) and
+               all(lo <= x <= hi for x in ports.values()),
+               "first UDP source ports of the paths %s (range %d-%d)" % (ports, lo, hi))
         record("MRC-PATH-003", ids == list(range(npaths)),
                "Path IDs %s, expected 0 to %d" % (ids, npaths - 1))
         runs, errs = {}, []
@@ -606,14 +614,30 @@ class InitiatorTests:
 
         # MRC-CONN-051: no path ACTIVE (the only one SUSPECT after its RTO)
         # for conn_dead_timeout_s (1 s here), a stream attached: the
-        # connection fails, and its QP (MRC-CONN-050).
-        with self.tuned(conn_dead_timeout_s=1) as ok:
+        # connection fails, and its QP (MRC-CONN-050).  With
+        # suspect_probes 1 the path moves to new entropy (P8) on the first
+        # SUSPECT probe timeout: a full-size PROBE (MRC-PATH-027) from a
+        # new port (MRC-PATH-005) before the connection fails.
+        with self.tuned(conn_dead_timeout_s=1, suspect_probes=1) as ok:
             if not ok:
                 return
             n = len(answered)
-            probes += [lambda r: None, lambda r: None]
+            probes += [lambda r: None, lambda r: None, lambda r: None]
             sent, recv, at, state = self.failure_of(q, 5.0)
         need(len(answered) >= n + 2, "no RTO PROBE for 2 unacknowledged WRITEs")
+        css = 256 << min(c["max_seg_shift"], 2)
+        old = answered[n + 1][0]
+        new = answered[n + 2][0] if len(answered) > n + 2 else None
+        record("MRC-PATH-027", new is not None and new["raw"][36] & 0x80 and
+               new["payload_len"] == css + 24,
+               "the PROBE after the SUSPECT probe timeout (suspect_probes 1): %s" %
+               ("none" if new is None else "Probe Flags %#x, payload %d bytes (CSS + 24 = %d)" %
+                (new["raw"][36], new["payload_len"], css + 24)))
+        lo, hi = self.tunable("sport_min") or 49152, self.tunable("sport_max") or 65535
+        record("MRC-PATH-005", new is not None and new["sport"] != old["sport"] and
+               lo <= new["sport"] <= hi,
+               "new entropy of the path: UDP source port %s, was %d (range %d-%d)" %
+               (new and new["sport"], old["sport"], lo, hi))
         took = at - answered[n + 1][0]["kt"]
         record("MRC-CONN-051 MRC-CONN-050", failed_qp(sent, recv, 8) and state == QPS_ERR and
                0.9 <= took <= 1.8,
