@@ -732,3 +732,43 @@ class InitiatorTests:
         record("MRC-CC-020", got == want,
                "Rate Hints %s for rx_capacity_mbps %s (rx_target_util_pct %d), expected %s" %
                ([x if x is None else hex(x) for x in got], caps, pct, [hex(x) for x in want]))
+
+    def t_rate_share(self):
+        """One active connection, ours, sending over 1 Mb/s without BKLG:
+        the water filling takes it out of U, which is then empty, so the
+        share of every hint is C_t itself (MRC-CC-017), not what is left
+        of it.  hint_active_us 100 ms makes 120 back-to-back 1 KiB WRITEs a
+        rate of several Mb/s within the window (at least 1.5 Mb/s, else
+        the check cannot tell: the target counts whole Mb/s)."""
+        if not self.p.accept["caps"] & m.CAP_HINT:
+            return
+        pct = self.tunable("rx_target_util_pct")
+        q = self.new_qp()
+        with self.tuned(rx_capacity_mbps=1000, hint_active_us=100000) as ok:
+            if not ok or pct is None:
+                print("# rx_capacity_mbps, hint_active_us cannot be set: share check skipped")
+                return
+            self.p.drain(0.3)           # no connection active
+            pkts = [self.p.seq_pkt(m.T_WRITE, self.sx(q, i, 0, 1024) +
+                                   m.rx(q["va"], q["rkey"]), b"s" * 1024)
+                    for i in range(120)]
+            n0 = len(self.p.seen)
+            t0 = time.monotonic()
+            for pkt, _ in pkts:
+                self.p.send_raw(pkt)
+            took = time.monotonic() - t0
+            until(lambda: any(m.sacked(r, pkts[-1][1]) for r in self.p.seen[n0:]
+                              if r["type"] == m.T_ACK and r.get("cum_psn") is not None and
+                              not r["ack_flags"] & m.ACKF_NO_STATE), 3.0)
+            hints = [r["rate_hint"] for r in self.p.seen[n0:] if r["type"] == m.T_ACK and
+                     r["dcid"] == self.p.cid]
+        mbps = len(pkts) * (1024 + 100) * 8 / took / 1e6
+        want = m.hint_encode(Fraction(1000 * pct, 100))
+        print("# %d WRITEs in %.3f s (%.1f Mb/s): hints %s" %
+              (len(pkts), took, mbps, sorted({hex(h) for h in hints})))
+        if mbps < 1.5:
+            print("# sent too slowly for a rate the hint accounts: share check skipped")
+            return
+        record("MRC-CC-017", hints and all(h == want for h in hints),
+               "one connection active at %.1f Mb/s, not backlogged: Rate Hints %s, expected "
+               "all %#x (C_t = 950 Mb/s)" % (mbps, sorted({hex(h) for h in hints}), want))
