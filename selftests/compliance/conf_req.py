@@ -15,31 +15,36 @@ WC_SEND, WC_RDMA_WRITE, WC_RDMA_READ = 0, 1, 2
 
 
 class RequesterTests:
-    def stream_pkts(self, q, types, done, timeout=3.0):
-        """Packets of q's stream (target to us) of the given types, until
-        done(list) holds or timeout."""
+    def stream_pkts(self, q, types, done, timeout=3.0, peer=None):
+        """Packets of q's stream (target to us, or to peer) of the given
+        types, until done(list) holds or timeout."""
         out = []
         end = time.monotonic() + timeout
         while not done(out) and time.monotonic() < end:
-            r = self.replies(lambda r: r["type"] in types and r.get("sqpn") == q["qpn"] and
-                             r.get("dqpn") == q["mine"], end - time.monotonic())
+            r = (peer or self.p).recv(lambda r: r["type"] in types and
+                                      r.get("sqpn") == q["qpn"] and
+                                      r.get("dqpn") == q["mine"], end - time.monotonic())
             if r:
                 out.append(r)
         return out
 
-    def sr_to(self, q, last, completed, limit=0):
+    def sr_to(self, q, last, completed, limit=0, peer=None):
         """An ACK carrying the record of q's stream (we are its responder),
         for the target path of packet last, addressed as a reply to it."""
-        pkt = self.p.ack_pkt(m.T_ACK, last["path_id"],
-                             srs=[(0x80, q["qpn"], q["mine"], completed, limit)])
-        self.p.send_raw(pkt, sport=last["sport"])
+        p = peer or self.p
+        pkt = p.ack_pkt(m.T_ACK, last["path_id"], srs=[self.sr(q, completed, limit)])
+        p.send_raw(pkt, sport=last["sport"])
+
+    @staticmethod
+    def sr(q, completed, limit=0):
+        """The Stream Record of q's stream, target as requester."""
+        return (0x80, q["qpn"], q["mine"], completed, limit)
 
     def nak_to(self, q, last, code, ssn, completed, detail=1, param=0):
         ext = struct.pack(">IIIIII", code << 24 | q["qpn"], detail << 24 | q["mine"],
                           ssn, 0, param, completed)
-        self.p.ack_seq = (self.p.ack_seq + 1) & 0xFFFFFFFF
-        self.p.send_raw(m.packet(m.T_NAK, ext, **self.p.hdr_kw(
-            path_id=last["path_id"], psn=self.p.ack_seq, plw=0)), sport=last["sport"])
+        self.p.send_raw(self.p.ack_class(m.T_NAK, last["path_id"], ext),
+                        sport=last["sport"])
 
     def swcs(self, q, wait):
         return [w for w in self.a("poll", qpn=q["qpn"], wait=wait)["wcs"] if w["cq"] == "cq"]

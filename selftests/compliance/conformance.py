@@ -3,17 +3,22 @@
 checks what it sends back against the requirement IDs of
 Documentation/metaroce/spec.md.
 
-    conformance.py LOCAL_IP TARGET_IP [AGENT_PORT]
+    conformance.py LOCAL_IP TARGET_IP [AGENT_PORT [EXTRA_IP...]]
 
 LOCAL_IP is an address of this host with no MetaRoCE device on it.  The
 target runs the agent selftests/compliance/target.py (AGENT_PORT, default
 4794), which creates RC QPs connected to this peer, reads target memory,
-polls completions and reads counters.  Checks rely on the wire format only
+polls completions and reads counters (and sets tunables, where it can).
+Each EXTRA_IP is a further address of this host that the target has no
+connection with: a target QP towards it makes the target the initiator
+of a connection (conf_init.py); without two of them those checks do not
+run.  Checks rely on the wire format only
 and allow any number of paths the target may use.
 
 Prints one line per requirement ID of requirements.md: pass, fail (with the
 reason) or untested, then a summary.  Exit status 1 if any check failed.
 """
+import contextlib
 import json
 import os
 import random
@@ -27,6 +32,7 @@ import traceback
 import mrpkt as m
 from conf_ack import AckTests
 from conf_dgm import DatagramTests
+from conf_init import InitiatorTests
 from conf_req import RequesterTests
 from conf_stream import StreamTests
 from peer import Peer
@@ -54,9 +60,12 @@ class Agent:
         return ans
 
 
-class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
-    def __init__(self, local, target, aport):
+class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests):
+    def __init__(self, local, target, aport, extra=()):
         self.local, self.target = local, target
+        self.extra = list(extra)   # further addresses of ours, unknown to the target
+        self.peers = {}         # i -> our Peer at extra[i] (conf_init.py)
+        self.first_psns = {}    # (target CID, Path ID) -> first PSN seen
         self.p = Peer(local, target)
         self.a = Agent(target, aport)
         self.nq = 0
@@ -66,11 +75,32 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
         """The target's counters (only those named, if any: faster)."""
         return self.a("counters", names=list(names) or None)
 
+    def tunable(self, name):
+        """A tunable of the target (spec 17), None if it has no such one."""
+        return self.a("tunable", name=name)["value"]
+
+    @contextlib.contextmanager
+    def tuned(self, **values):
+        """Run with the target's tunables set to values, restored after;
+        yields whether the target has them all (else none is changed)."""
+        old = {k: self.tunable(k) for k in values}
+        ok = None not in old.values()
+        try:
+            if ok:
+                for k, v in values.items():
+                    self.a("tunable", name=k, value=v)
+            yield ok
+        finally:
+            if ok:
+                for k, v in old.items():
+                    self.a("tunable", name=k, value=v)
+
     def new_qp(self, **kw):
         """A fresh target QP and our matching stream QPN."""
         self.nq += 1
         mine = (self.p.qpn + self.nq) & 0xFFFFFF
-        q = self.a("qp", peer_ip=self.local, peer_qpn=mine, **kw)
+        kw.setdefault("peer_ip", self.local)
+        q = self.a("qp", peer_qpn=mine, **kw)
         q["mine"] = mine
         q["ssn"] = 0
         q["msn"] = 0
@@ -273,7 +303,7 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
         """MRC-CONN-035, MRC-ERR-002: packets of a stream that failed with a
         fatal NAK are acknowledged at path level, not placed, and answered
         with that NAK at most once per rto_min_us."""
-        rto_min = (self.a("tunable", name="rto_min_us")["value"] or 1000) / 1e6
+        rto_min = (self.tunable("rto_min_us") or 1000) / 1e6
         time.sleep(rto_min + 0.01)      # past the rate limit of the first NAK
         t0 = time.monotonic()
         psns = [self.send(q, m.T_WRITE, self.sx(q, i, 0, 256, 0) +
@@ -562,8 +592,9 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
     def t_whole_run(self):
         """Rules every packet the target sent during the run must follow."""
         mine = [r for r in self.p.seen if r["dcid"] == self.p.cid]
-        for r in self.p.seen:
-            self.check_envelope(r)
+        for pp in [self.p] + list(self.peers.values()):
+            for r in pp.seen:
+                self.check_envelope(r)
         seqs = sorted(r["psn"] for r in mine if r["type"] in (m.T_ACK, m.T_NAK, m.T_PROBE_REPLY))
         # One ACK Sequence per connection, +1 per ACK, NAK and PROBE_REPLY
         # (serial numbers: unwrap around the first one).
@@ -572,11 +603,11 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests):
                if rel else False, "ACK Sequence values not consecutive: %d values over %s" %
                (len(rel), rel and (rel[0], rel[-1])))
         hint = self.p.accept["caps"] & m.CAP_HINT
+
         def hint_bad(h):
             if not hint:
                 return h != 0
-            e, mant = h >> 11, h & 0x7FF
-            return e == 0 or (1 + mant / 2048) * 2 ** (e - 1) > 400000
+            return m.hint_decode(h) is None or m.hint_decode(h) > 400000
         bad = [r["rate_hint"] for r in mine if r["type"] in (m.T_ACK, m.T_PROBE_REPLY) and
                "rate_hint" in r and hint_bad(r["rate_hint"])]
         record("MRC-ACK-004", not bad, "Rate Hints %s (HINT capability %s)" %
@@ -621,7 +652,7 @@ def load_ids():
 def main(argv):
     local, target = argv[1], argv[2]
     aport = int(argv[3]) if len(argv) > 3 else 4794
-    s = Suite(local, target, aport)
+    s = Suite(local, target, aport, argv[4:])
     tests = [s.t_connect, s.t_wrap, s.t_send, s.t_write_ooo, s.t_access, s.t_read,
              s.t_atomic, s.t_rnr_length_seq, s.t_windows, s.t_malformed,
              s.t_ack_sack, s.t_ack_ce, s.t_ack_coalesce, s.t_plw, s.t_multipath_rx,
@@ -630,7 +661,9 @@ def main(argv):
              s.t_req_not_ready,
              s.t_req_stream_close,
              s.t_datagram_rx, s.t_datagram_tx,
-             s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx, s.t_whole_run]
+             s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx,
+             s.t_prehandshake, s.t_unknown_prehandshake, s.t_rate_hint, s.t_rate_share,
+             s.t_init_fail, s.t_init_connect, s.t_init_paths, s.t_whole_run]
     crashed = []
     for t in tests:
         t0 = time.monotonic()

@@ -55,10 +55,6 @@ class Target:
             f.write(str(value))
 
 
-def rsx(reason, epoch=0x5EED, retry_after=0):
-    return struct.pack(">BBHQI", reason, 0x11, retry_after, epoch, 0)
-
-
 def ccx(op, reason=0):
     return struct.pack(">BBBBI", op, 0, 0, 0, reason)
 
@@ -110,7 +106,7 @@ class Checks:
             return
         p, t = self.p, self.t
         bad, rr = t.cnt("drop_bad_token"), t.cnt("resets_rcvd")
-        p.send_raw(m.packet(m.T_RESET, rsx(1, p.epoch),
+        p.send_raw(m.packet(m.T_RESET, m.rsx(1, p.epoch),
                             **p.hdr_kw(token=p.peer_token ^ 0x10, scid=0)))
         time.sleep(0.3)
         record("MRC-CONN-047", t.cnt("drop_bad_token") == bad + 1 and
@@ -126,7 +122,7 @@ class Checks:
         # Valid: the token we put in our packets (the target's own), SCID 0.
         self.fresh()
         rr, nc = t.cnt("resets_rcvd"), t.cnt("drop_no_conn")
-        p.send_raw(m.packet(m.T_RESET, rsx(6, p.epoch),
+        p.send_raw(m.packet(m.T_RESET, m.rsx(6, p.epoch),
                             **p.hdr_kw(scid=0)))
         time.sleep(0.3)
         record("MRC-CONN-047 MRC-CNT-003", t.cnt("resets_rcvd") == rr + 1,
@@ -145,7 +141,7 @@ class Checks:
         # packets to us), SCID our CID.
         self.fresh()
         rr = t.cnt("resets_rcvd")
-        p.send_raw(m.packet(m.T_RESET, rsx(3, p.epoch),
+        p.send_raw(m.packet(m.T_RESET, m.rsx(3, p.epoch),
                             **p.hdr_kw(token=p.token)))
         time.sleep(0.3)
         record("MRC-CONN-047", t.cnt("resets_rcvd") == rr + 1,
@@ -172,7 +168,7 @@ class Checks:
                                         hex(r["token"]), r.get("reason"),
                                         r["sport"]) for r in got])
         # Never to a RESET, nor to SCID 0 (MRC-CONN-048).
-        p.send_raw(m.packet(m.T_RESET, rsx(1), dcid=dcid ^ 1, scid=scid ^ 1,
+        p.send_raw(m.packet(m.T_RESET, m.rsx(1), dcid=dcid ^ 1, scid=scid ^ 1,
                             token=tok))
         p.send_raw(m.packet(m.T_CONN_CLOSE, ccx(1), dcid=dcid ^ 2, scid=0,
                             token=tok))

@@ -5,6 +5,7 @@ Used by the compliance suite and selftests to play the peer: the UDP payload
 built here is what a MetaRoCE endpoint puts after the UDP header.
 """
 import struct
+from fractions import Fraction
 
 VERSION = 1
 UDP_PORT = 4793
@@ -121,6 +122,52 @@ def cx(token, epoch=0x1122334455667788, guid=0x0200000000000001, addrs=(),
 
 def v4mapped(ip):
     return b"\0" * 10 + b"\xff\xff" + bytes(int(x) for x in ip.split("."))
+
+
+def akx(cum, rx_count, got=(), ce_count=0, rate_hint=0, ack_delay=0,
+        flags=0, srs=()):
+    """An AKX (spec 5.5.7) with Cumulative PSN cum and the SACK bits of the
+    PSNs got above it, then the Stream Records srs: (flags, requester QPN,
+    responder QPN, Completed SSN, MSN Limit) each."""
+    sack = bytearray(32)
+    for x in got:
+        i = diff(x, cum) - 1
+        if 0 <= i < 256:
+            sack[i // 8] |= 0x80 >> (i % 8)
+    return struct.pack(">IIIHHBBH", cum & 0xFFFFFFFF, ce_count, rx_count,
+                       rate_hint, ack_delay, len(srs), flags, 0) + \
+        bytes(sack) + b"".join(struct.pack(">IIII", f << 24 | req, resp, c, lim)
+                               for f, req, resp, c, lim in srs)
+
+
+def rsx(reason, epoch=0x5EED, retry_after=0):
+    """A Reset Extension (spec 5.5.13)."""
+    return struct.pack(">BBHQI", reason, 0x11, retry_after, epoch, 0)
+
+
+RST_NO_CONNECTION, RST_CONNECT_REQUIRED, RST_PROTOCOL, RST_RESOURCE = 1, 2, 3, 4
+
+
+def hint_encode(mbps):
+    """The Rate Hint of a share of mbps Mb/s (spec 12.4.3), rounded down."""
+    s = Fraction(mbps)
+    if s < 1:
+        return 0x0800
+    e = 0
+    while 2 ** (e + 1) <= s:
+        e += 1
+    if e + 1 > 31:
+        return 0xFFFF
+    return (e + 1) << 11 | int((s / 2 ** e - 1) * 2048)
+
+
+def hint_decode(h):
+    """The rate of a Rate Hint in Mb/s, None for no hint (or reserved)."""
+    e, mant = h >> 11, h & 0x7FF
+    return None if e == 0 else (1 + Fraction(mant, 2048)) * 2 ** (e - 1)
+
+
+assert hint_encode(23750) == 0x7B98 and hint_decode(0x7B98) == 23744
 
 
 def packet(ptype, ext=b"", payload=b"", **kw):

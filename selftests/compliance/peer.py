@@ -24,6 +24,7 @@ import mrpkt as m
 ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
 PACKET_OUTGOING = 4
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 ACK_CLASS = (m.T_ACK, m.T_NAK, m.T_PROBE_REPLY)
 
 
@@ -68,6 +69,7 @@ class Peer:
                                     socket.htons(eth))
             self.rx.bind((ifname_of(local_ip), eth))
             self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+            self.rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.cid = random.randrange(1, 0xFFFFFFFF)
         self.token = random.randrange(1, 1 << 64)
         self.epoch = random.randrange(1, 1 << 64)
@@ -84,6 +86,9 @@ class Peer:
         self.cx_kw = {}         # CX fields of our CONNECTs
         self.ack_seqs = []      # (DCID, PSN) of every ACK-class packet
         self.seen = []          # every packet received, in arrival order
+        # Called in the receive thread with each packet before the
+        # automatic answers; when it returns True they are skipped.
+        self.hook = None
         if listen:
             threading.Thread(target=self._loop, daemon=True).start()
 
@@ -114,9 +119,16 @@ class Peer:
         r, _, _ = select.select([self.rx], [], [], timeout)
         if not r:
             return None
-        data, addr = self.rx.recvfrom(65535)
+        data, anc, _, addr = self.rx.recvmsg(65535, 64)
         if addr[2] == PACKET_OUTGOING:
             return False
+        # Kernel receive time (CLOCK_REALTIME, as time.time()): on a veth
+        # pair, within microseconds of the target's transmission.
+        kt = None
+        for level, typ, val in anc:
+            if level == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS and len(val) >= 16:
+                sec, ns = struct.unpack("qq", val[:16])
+                kt = sec + ns / 1e9
         extra = {}
         if self.v6:
             if len(data) < 48 or data[6] != 17:
@@ -144,7 +156,8 @@ class Peer:
             return False
         p = m.parse(payload)
         p.update(ip_src=src, ip_dst=dst, sport=sport, dport=dport, tos=tos,
-                 df=df, raw=payload, t=time.monotonic(), **extra)
+                 df=df, raw=payload, t=time.monotonic(),
+                 kt=kt if kt is not None else time.time(), **extra)
         return p
 
     def _loop(self):
@@ -193,19 +206,21 @@ class Peer:
         t = p["type"]
         if t in ACK_CLASS:
             self.ack_seqs.append((p["dcid"], p["psn"]))
-        if t == m.T_CONNECT and p.get("cx_token"):
-            self.peer_cid, self.peer_token = p["scid"], p["cx_token"]
-            self.send_raw(self.connect_pkt(m.T_CONNECT_ACK), sport=p["sport"])
-        elif not self.peer_cid or p["dcid"] != self.cid:
-            return
-        elif 0x01 <= t <= 0x1F:
+        ours = self.peer_cid and p["dcid"] == self.cid
+        if ours and 0x01 <= t <= 0x1F:
             with self.lock:
                 self._rx_seq(p)
+        if self.hook and self.hook(p):
+            return
+        if t == m.T_CONNECT and p.get("cx_token"):
+            self.answer_connect(p)
+        elif not ours:
+            return
+        elif 0x01 <= t <= 0x1F:
             if self.auto_ack:
                 self.send_raw(self.ack_pkt(m.T_ACK, p["path_id"]), sport=p["sport"])
         elif t == m.T_PROBE and self.auto_ack:
-            self.send_raw(self.ack_pkt(m.T_PROBE_REPLY, p["path_id"],
-                                       p["raw"][32:48]), sport=p["sport"])
+            self.send_raw(self.probe_reply(p), sport=p["sport"])
 
     def _rx_seq(self, p):
         """Receive state of the target's path (spec 7.3.2), simplified: the
@@ -231,24 +246,29 @@ class Peer:
 
     def _ack_pkt(self, ptype, path_id, pbx, srs):
         st = self.rxs.get(path_id)
-        sack = bytearray(32)
         if st:
-            for x in st["got"]:
-                i = m.diff(x, st["cum"]) - 1
-                if 0 <= i < 256:
-                    sack[i // 8] |= 0x80 >> (i % 8)
-            akx = struct.pack(">IIIHHBBH", st["cum"], 0, st["rx"], 0, 0,
-                              len(srs), 0, 0)
+            akx = m.akx(st["cum"], st["rx"], st["got"], srs=srs)
         else:
-            akx = struct.pack(">IIIHHBBH", 0, 0, 0, 0, 0, len(srs), 0x80, 0)
-        tail = b"".join(struct.pack(">IIII", f << 24 | req, resp, c, lim)
-                        for f, req, resp, c, lim in srs)
+            akx = m.akx(0, 0, flags=m.ACKF_NO_STATE, srs=srs)
+        return self.ack_class(ptype, path_id, pbx + akx)
+
+    def ack_class(self, ptype, path_id, ext):
+        """An ACK, NAK or PROBE_REPLY for path_id with extension headers
+        ext, under the next ACK Sequence."""
         self.ack_seq = (self.ack_seq + 1) & 0xFFFFFFFF
-        return m.packet(ptype, pbx + akx + bytes(sack) + tail,
-                        **self.hdr_kw(path_id=path_id, psn=self.ack_seq, plw=0))
+        return m.packet(ptype, ext, **self.hdr_kw(path_id=path_id, psn=self.ack_seq,
+                                                  plw=0))
+
+    def probe_reply(self, probe, akx=None):
+        """The PROBE_REPLY to PROBE probe (parsed): its PBX echoed, with AKX
+        akx, by default our receive state of its path."""
+        pbx = probe["raw"][32:48]
+        if akx is None:
+            return self.ack_pkt(m.T_PROBE_REPLY, probe["path_id"], pbx)
+        return self.ack_class(m.T_PROBE_REPLY, probe["path_id"], pbx + akx)
 
     # Connection ------------------------------------------------------------
-    def connect_pkt(self, ptype=m.T_CONNECT, **kw):
+    def connect_pkt(self, ptype=m.T_CONNECT, scid=None, **kw):
         # We acknowledge every path the target opens: let it open many
         # (255, since 0, which means 256, is refused by some targets).
         for k, v in self.cx_kw.items():
@@ -258,8 +278,15 @@ class Peer:
                    addrs=[m.v4mapped(self.local)], **kw)
         if ptype == m.T_CONNECT:
             return m.packet(ptype, ext, scid=self.cid)
-        return m.packet(ptype, ext, dcid=self.peer_cid, scid=self.cid,
+        return m.packet(ptype, ext, dcid=self.peer_cid,
+                        scid=self.cid if scid is None else scid,
                         token=self.peer_token)
+
+    def answer_connect(self, c):
+        """Accept the target's CONNECT c (parsed): take its CID and token,
+        send our CONNECT_ACK as a reply to it."""
+        self.peer_cid, self.peer_token = c["scid"], c["cx_token"]
+        self.send_raw(self.connect_pkt(m.T_CONNECT_ACK), sport=c["sport"])
 
     def connect(self, timeout=5.0):
         """CONNECT to the target; returns its CONNECT_ACK (parsed) or None."""

@@ -20,6 +20,7 @@ Requests ({"op": ...}):
   post_ud   qpn, peer_ip, dqpn, qkey, len, [imm, off]
   state     qpn                    -> QP state
   counters  [names]                -> the device's port counters (sysfs)
+  tunable   name, [value]          -> value (before setting it to value)
   destroy   qpn
 """
 import json
@@ -240,11 +241,17 @@ class Target:
         st = json.loads(out)[0]
         return {k: v for k, v in st.items() if isinstance(v, int) and k != "port"}
 
-    def op_tunable(self, name):
-        """A tunable of the implementation under test (spec 17), or None."""
+    def op_tunable(self, name, value=None):
+        """A tunable of the implementation under test (spec 17), or None;
+        set to value if given (the answer is the value it had)."""
+        path = "/sys/module/metaroce/parameters/" + name
         try:
-            with open("/sys/module/metaroce/parameters/" + name) as f:
-                return dict(value=int(f.read()))
+            with open(path) as f:
+                old = int(f.read())
+            if value is not None:
+                with open(path, "w") as f:
+                    f.write(str(value))
+            return dict(value=old)
         except OSError:
             return dict(value=None)
 

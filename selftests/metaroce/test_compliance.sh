@@ -25,8 +25,14 @@ wait_for 10 gid_index ra
 ip netns exec $NS_A /usr/bin/python3 $COMP/target.py ra 4794 > /tmp/agent.log 2>&1 &
 agent=$!
 wait_for 60 grep -q listening /tmp/agent.log
+# Two more addresses of host B that host A has no connection with: a
+# target QP towards one makes the target the initiator (conf_init.py).
+EXTRA="10.77.0.3 10.77.0.4"
+for ip in $EXTRA; do
+	ip -n $NS_B addr add $ip/24 dev vb
+done
 ip netns exec $NS_B timeout 600 /usr/bin/python3 -u $COMP/conformance.py $IP_B $IP_A 4794 \
-	> $OUT 2>&1
+	$EXTRA > $OUT 2>&1
 rc=$?
 
 checked=$(grep -cE '^MRC-[A-Z]+-[0-9]+ +(pass|fail)' $OUT)

@@ -264,6 +264,7 @@ static u32 mroce_fair_share(struct mroce_dev *mdev, u32 cap, ktime_t now,
 			    struct mroce_conn *fresh)
 {
 	u32 win = READ_ONCE(mroce_hint_active_us), r[64], n = 0, left, i, s;
+	u32 target = cap;
 	bool b[64], any;
 	struct mroce_conn *c;
 
@@ -294,7 +295,8 @@ static u32 mroce_fair_share(struct mroce_dev *mdev, u32 cap, ktime_t now,
 		if (!any)
 			break;
 	}
-	return left ? cap / left : cap;
+	/* Every connection below its share: each is offered C_t (12.4.2). */
+	return left ? cap / left : target;
 }
 
 /*

@@ -256,7 +256,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	INIT_LIST_HEAD(&conn->streams_list);
 	INIT_LIST_HEAD(&conn->sr_pending);
 	mroce_conn_init_life(conn);
-	conn->hs_sport = htons(0xc000 | (get_random_u32() & 0x3fff));
+	conn->hs_sport = mroce_pick_sport(conn, NULL);
 	do {
 		get_random_bytes(&conn->local_token, sizeof(conn->local_token));
 	} while (!conn->local_token);
@@ -769,8 +769,33 @@ static u8 mroce_conn_plane_of(struct mroce_conn *conn,
 }
 
 /*
- * A packet for the connection layer: demultiplex by DCID and check the
- * token (spec 6.3.5), then dispatch.  Softirq; the framing was checked.
+ * The connection of a packet in the pre-handshake form (DCID 0, spec
+ * 6.3.3), other than a CONNECT or RESET: one we created from a CONNECT
+ * from the packet's source address with its SCID, whose initiator's token
+ * it carries (MRC-CONN-021).  Rechecked under conn->lock.  RCU held.
+ */
+static struct mroce_conn *mroce_prehandshake_conn(struct mroce_dev *mdev,
+						  const struct mroce_bth *bth,
+						  const union ib_gid *peer)
+{
+	struct mroce_conn *conn;
+
+	if (bth->type == MROCE_T_RESET)
+		return NULL;
+	list_for_each_entry_rcu(conn, &mdev->conns, list)
+		if (!conn->initiator &&
+		    READ_ONCE(conn->state) != MROCE_CONN_TOMBSTONE &&
+		    READ_ONCE(conn->peer_cid) == ntohl(bth->scid) &&
+		    READ_ONCE(conn->peer_token) == be64_to_cpu(bth->token) &&
+		    !memcmp(&conn->peer, peer, sizeof(*peer)))
+			return conn;
+	return NULL;
+}
+
+/*
+ * A packet for the connection layer: demultiplex by DCID, or by source
+ * address and SCID for the pre-handshake form, and check the token (spec
+ * 6.3.5), then dispatch.  Softirq; the framing was checked.
  */
 void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 {
@@ -778,6 +803,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	union ib_gid local, peer;
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
+	u64 token;
 
 	if (skb->protocol == htons(ETH_P_IP)) {
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
@@ -799,7 +825,8 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	}
 
 	rcu_read_lock();
-	conn = bth->dcid ? xa_load(&mdev->conn_xa, ntohl(bth->dcid)) : NULL;
+	conn = bth->dcid ? xa_load(&mdev->conn_xa, ntohl(bth->dcid)) :
+	       mroce_prehandshake_conn(mdev, bth, &peer);
 	if (!conn) {
 		rcu_read_unlock();
 		mroce_count(mdev, DROP_NO_CONN);
@@ -822,8 +849,12 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_rx_reset(conn, skb, &q);
 		goto unlock;
 	}
-	if (be64_to_cpu(bth->token) != conn->local_token ||
+	/* The pre-handshake form carries the initiator's own token. */
+	token = bth->dcid ? conn->local_token : conn->peer_token;
+	/* A CONNECT_ACK's SCID is checked as the handshake's (MRC-CONN-014). */
+	if (be64_to_cpu(bth->token) != token ||
 	    (conn->state != MROCE_CONN_CONNECTING &&
+	     bth->type != MROCE_T_CONNECT_ACK &&
 	     ntohl(bth->scid) != conn->peer_cid)) {
 		mroce_count(mdev, DROP_BAD_TOKEN);
 		goto unlock;

@@ -45,9 +45,12 @@ static bool mroce_port_taken(const struct mroce_conn *conn,
 	return false;
 }
 
-/* A random port of [sport_min, sport_max] no other path uses (7.2). */
-static __be16 mroce_pick_sport(const struct mroce_conn *conn,
-			       const struct mroce_path *path)
+/*
+ * A random port of [sport_min, sport_max] no other path uses (7.2); path
+ * is NULL for the handshake's port, which path 0 takes over.
+ */
+__be16 mroce_pick_sport(const struct mroce_conn *conn,
+			const struct mroce_path *path)
 {
 	u32 lo = READ_ONCE(mroce_sport_min), hi = READ_ONCE(mroce_sport_max);
 	u16 port = 0;
@@ -131,7 +134,9 @@ int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 		path->id = i;
 		path->plane = plane;
 		path->state = MROCE_PATH_FAILED;	/* set_state counts */
-		path->sport = mroce_pick_sport(conn, path);
+		/* The CONNECT went with path 0's port (MRC-CONN-011). */
+		path->sport = i || !conn->hs_sport ?
+			      mroce_pick_sport(conn, path) : conn->hs_sport;
 		path->next_psn = get_random_u32();
 		path->plw = path->next_psn;
 		path->probe_id = get_random_u32();

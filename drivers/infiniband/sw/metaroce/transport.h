@@ -509,6 +509,8 @@ void mroce_paths_plane_up(struct mroce_conn *conn, int plane,
 			  struct sk_buff_head *q);
 int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 			  struct sk_buff_head *q);
+__be16 mroce_pick_sport(const struct mroce_conn *conn,
+			const struct mroce_path *path);
 u32 mroce_mpb(const struct mroce_conn *conn);
 u32 mroce_charge(const struct mroce_conn *conn, const struct mroce_txrec *rec);
 void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
