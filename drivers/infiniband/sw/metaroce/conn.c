@@ -9,6 +9,7 @@
  * pre-handshake packets).  One timer serves the handshake, every path's
  * RTO, probe and reorder deadlines, pacing and RNR waits.
  */
+#include <linux/jhash.h>
 #include <linux/log2.h>
 #include <linux/random.h>
 #include <linux/udp.h>
@@ -517,6 +518,12 @@ static int mroce_connect_admit(struct mroce_dev *mdev)
 	return 0;
 }
 
+/* The prehs_conns bucket of a connection to peer whose CID there is cid. */
+static u32 mroce_prehs_key(const union ib_gid *peer, u32 cid)
+{
+	return jhash(peer, sizeof(*peer), cid);
+}
+
 /* A CONNECT from peer (spec 6.3.2, 6.3.6, 6.7.2). */
 static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 			     const union ib_gid *local,
@@ -567,8 +574,12 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	} else if (!mroce_conn_take_cx(conn, skb)) {
 		/* New (C2), or simultaneous open (C5). */
 		mroce_count(mdev, CONN_ESTABLISHED);
-		if (!conn->initiator)
+		if (!conn->initiator) {
 			mroce_conn_half_open_start(conn);
+			/* Found by its pre-handshake form (MRC-CONN-021). */
+			hash_add_rcu(mdev->prehs_conns, &conn->prehs_node,
+				     mroce_prehs_key(peer, conn->peer_cid));
+		}
 		conn->state = MROCE_CONN_ESTABLISHED;
 		conn->hs_at = 0;
 		mroce_rxpaths_free(conn);
@@ -782,9 +793,9 @@ static struct mroce_conn *mroce_prehandshake_conn(struct mroce_dev *mdev,
 
 	if (bth->type == MROCE_T_RESET)
 		return NULL;
-	list_for_each_entry_rcu(conn, &mdev->conns, list)
-		if (!conn->initiator &&
-		    READ_ONCE(conn->state) != MROCE_CONN_TOMBSTONE &&
+	hash_for_each_possible_rcu(mdev->prehs_conns, conn, prehs_node,
+				   mroce_prehs_key(peer, ntohl(bth->scid)))
+		if (READ_ONCE(conn->state) != MROCE_CONN_TOMBSTONE &&
 		    READ_ONCE(conn->peer_cid) == ntohl(bth->scid) &&
 		    READ_ONCE(conn->peer_token) == be64_to_cpu(bth->token) &&
 		    !memcmp(&conn->peer, peer, sizeof(*peer)))

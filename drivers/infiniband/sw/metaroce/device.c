@@ -261,6 +261,7 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	spin_lock_init(&mdev->conns_lock);
 	spin_lock_init(&mdev->reset_rl.lock);
 	INIT_LIST_HEAD(&mdev->conns);
+	hash_init(mdev->prehs_conns);
 	do {
 		get_random_bytes(&mdev->epoch, sizeof(mdev->epoch));
 	} while (!mdev->epoch);

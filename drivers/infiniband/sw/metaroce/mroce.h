@@ -7,6 +7,7 @@
 #ifndef MROCE_H
 #define MROCE_H
 
+#include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -99,6 +100,8 @@ struct mroce_dev {
 	spinlock_t conns_lock;		/* writers of conns and conn_xa */
 	struct list_head conns;		/* struct mroce_conn, RCU */
 	struct xarray conn_xa;		/* local CID -> struct mroce_conn */
+	/* connections made from a CONNECT, by peer address and peer CID */
+	DECLARE_HASHTABLE(prehs_conns, 8);
 	atomic_t conns_freeing;		/* connections whose free is queued */
 
 	/* Planes 1 and up (plane 0 is ndev): RTNL for writers, RCU. */

@@ -305,6 +305,7 @@ struct mroce_stomb {
 
 struct mroce_conn {
 	struct list_head list;		/* mdev->conns, RCU */
+	struct hlist_node prehs_node;	/* mdev->prehs_conns, RCU */
 	struct rcu_work free_rwork;	/* the last reference is gone */
 	struct work_struct reap_work;	/* the tombstone expired */
 	struct mroce_dev *mdev;
