@@ -27,6 +27,7 @@ listening() {
 # client in A; both exit 0 and their logs match the regexes.
 cm_pair() {
 	local rc=0 pid before
+	CLI_RC=0
 	before=$(rx_total)
 	# shellcheck disable=SC2086
 	ip netns exec $NS_B timeout 120 $1 > $SRV 2>&1 &
@@ -34,7 +35,8 @@ cm_pair() {
 	wait_for 20 listening "${1%% *}" || rc=1
 	if ((rc == 0)); then
 		# shellcheck disable=SC2086
-		ip netns exec $NS_A timeout 120 $2 > $CLI 2>&1 || rc=1
+		ip netns exec $NS_A timeout 120 $2 > $CLI 2>&1 || CLI_RC=$?
+		((CLI_RC == 0)) || rc=1
 	fi
 	wait $pid || rc=1
 	grep -Eq "$3" $SRV || rc=1
@@ -72,7 +74,24 @@ rstream_pair() {
 ok_if "rstream -T v (blocking, 10000-byte transfers, verified)" \
 	rstream_pair -S 10000 -C 50 -T v
 ok_if "rstream -T v -T n (non-blocking)" rstream_pair -S 1000 -C 100 -T v -T n
-ok_if "rstream -T v -T a (async)" rstream_pair -S 3000 -C 50 -T v -T a
+# rstream's async mode has a race of its own: its do_poll() returns
+# revents & (POLLERR | POLLHUP), so POLLIN | POLLHUP fails the transfer.
+# When the server's last data and its DISCONNECT message are both in the
+# client's CQ before the client polls again (a stalled vCPU is enough),
+# the client exits 16 (POLLHUP) without a word after the server
+# succeeded; seen under host load with no NAK or error counted on either
+# device.  That signature, and only it, gets two more tries; any other
+# failure, or the race three times in a row, fails.
+rstream_async() {
+	local i
+	for i in 1 2 3; do
+		rstream_pair "$@" && return 0
+		((CLI_RC == 16)) && grep -q '^custom' $SRV || return 1
+		echo "try $i: the client saw the hangup before its last data"
+	done
+	return 1
+}
+ok_if "rstream -T v -T a (async)" rstream_async -S 3000 -C 50 -T v -T a
 ok_if "rstream -T v (IPv6)" cm_pair "rstream -b $IP6_B -S 4096 -C 50 -T v" \
 	"rstream -s $IP6_B -S 4096 -C 50 -T v" "^custom" "^custom"
 
