@@ -19,8 +19,9 @@ tap_plan() {
 }
 
 # ok_if DESCRIPTION COMMAND...: one test point, passing when COMMAND succeeds.
+# Every point's wall time follows it as a diagnostic (to find slow points).
 ok_if() {
-	local desc=$1 out
+	local desc=$1 out start=$SECONDS
 	shift
 	_tap_n=$((_tap_n + 1))
 	if out=$("$@" 2>&1); then
@@ -30,6 +31,7 @@ ok_if() {
 		_tap_fail=$((_tap_fail + 1))
 		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
 	fi
+	echo "# time: $((SECONDS - start)) s"
 }
 
 # fails_with DESCRIPTION ERRTEXT COMMAND...: COMMAND must fail and print ERRTEXT.

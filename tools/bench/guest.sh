@@ -62,12 +62,8 @@ rec group=meta status=ok mode="$mode" kernel="$(uname -r)" cpus="$(nproc)" \
 	started="$(date -u +%FT%TZ)" tree_commit="commit ${BENCH_COMMIT:-unknown}" dur_s="$BENCH_DUR"
 # Loss recovery timers: TCG's noisy RTTs are the transport's problem to
 # handle, so the module runs with its defaults.
-# libibverbs dlopen()s every provider named in /etc/libibverbs.d at each
-# verbs program start; over 9p under TCG that costs seconds per perftest.
-# Only rxe and MetaRoCE are needed (the guest's /etc is a tmpfs overlay).
-for f in /etc/libibverbs.d/*.driver; do
-	case $f in */rxe.driver | */metaroce.driver) ;; *) rm -f "$f" ;; esac
-done
+# Only rxe and MetaRoCE providers are in /etc/libibverbs.d (the VM's
+# guest-stage2.sh).
 log "setup"
 setup_two_ns || { echo "two-namespace setup failed" >&2; exit 1; }
 setup_one_ns || { echo "one-namespace setup failed" >&2; exit 1; }
