@@ -501,7 +501,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		mroce_count_add(conn->mdev, ECN_CE_REPORTED, dce);
 	}
 	if (acked) {
-		conn->acked_at = now;
+		conn->progress_at = now;
 		path->backoff = 0;
 		path->rto_from = now;
 		path->tlp_at = 0;

@@ -508,6 +508,7 @@ void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
 	    mroce_seq_diff(completed, st->next_ssn - 1) <= 0) {
 		st->peer_completed = completed;
 		mroce_msgs_account(conn, st, before);
+		conn->progress_at = ktime_get();
 		st->rnr_left = qp->attr.rnr_retry;
 		st->nr_first = 0;
 		mroce_rc_complete_ready(conn, qp);

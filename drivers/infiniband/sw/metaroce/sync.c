@@ -12,7 +12,7 @@
 #include "verbs.h"
 
 #define MROCE_SR_REPEAT		2	/* ACKs that carry an advanced record */
-#define MROCE_ACK_MAX_SR	8	/* records per ACK */
+#define MROCE_ACK_MAX_SR	58	/* records per ACK (MRC-HDR-015) */
 #define MROCE_SYNC_MAX		64	/* entries per SYNC (spec 5.5.11) */
 
 /* A SYNC entry (spec 5.5.11). */
@@ -66,22 +66,34 @@ void mroce_sr_forget(struct mroce_conn *conn, struct mroce_stream *st)
 }
 
 /*
+ * Records an ACK of conn may carry: 58, and no larger than a data packet
+ * of a full segment, 72 header bytes + CSS (MRC-HDR-015).  Thousands of
+ * streams completing at once drain in few ACKs.
+ */
+static u8 mroce_ack_max_sr(const struct mroce_conn *conn)
+{
+	u32 n = ((256U << conn->css_shift) - 16) / sizeof(struct mroce_sr);
+
+	return min_t(u32, n, MROCE_ACK_MAX_SR);
+}
+
+/*
  * Fill the Stream Records of an ACK: qp's first if given, then pending
  * ones, oldest first (MRC-ACK-010).  Returns how many; sr has room for
- * MROCE_ACK_MAX_SR.
+ * mroce_ack_max_sr().
  */
 u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
 		 struct mroce_sr *sr)
 {
 	struct mroce_stream *st, *tmp;
-	u8 n = 0;
+	u8 max = mroce_ack_max_sr(conn), n = 0;
 
 	if (qp) {
 		mroce_rc_fill_sr(qp, &sr[n++]);
 		mroce_sr_sent(conn, &qp->stream);
 	}
 	list_for_each_entry_safe(st, tmp, &conn->sr_pending, sr_entry) {
-		if (n == MROCE_ACK_MAX_SR)
+		if (n == max)
 			break;
 		if (qp && st == &qp->stream)
 			continue;
@@ -95,10 +107,10 @@ u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
 u8 mroce_sr_count(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st;
-	u8 n = qp ? 1 : 0;
+	u8 max = mroce_ack_max_sr(conn), n = qp ? 1 : 0;
 
 	list_for_each_entry(st, &conn->sr_pending, sr_entry) {
-		if (n == MROCE_ACK_MAX_SR)
+		if (n == max)
 			break;
 		if (!qp || st != &qp->stream)
 			n++;
@@ -203,12 +215,13 @@ static bool mroce_retry_expired(struct mroce_conn *conn, struct mroce_qp *qp)
 	/*
 	 * Not while it waits for an RNR pause, or locally for window room,
 	 * pacing or its turn, nor while the connection delivers other
-	 * content: the peer is alive and the stream's turn comes
-	 * (MRC-LOSS-018).  The SYNC timer still asks for lost records.
+	 * content or completes other streams' messages: the peer is alive
+	 * and the stream's turn comes (MRC-LOSS-018).  The SYNC timer still
+	 * asks for lost records.
 	 */
 	if (time_before(jiffies, st->rnr_until) ||
 	    !list_empty(&st->wait_entry) || !list_empty(&conn->retxq) ||
-	    ktime_after(conn->acked_at,
+	    ktime_after(conn->progress_at,
 			ktime_sub_ns(st->retry_at, mroce_retry_ns(qp)))) {
 		mroce_retry_arm(conn, qp);
 		return false;

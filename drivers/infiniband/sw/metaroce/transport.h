@@ -386,7 +386,8 @@ struct mroce_conn {
 	struct list_head streams_list;	/* every attached stream */
 	struct list_head sr_pending;	/* streams with a record to report */
 	u32 sr_unsent;			/* of those, records not sent yet */
-	ktime_t acked_at;		/* a path last acknowledged a new PSN */
+	/* a path last acknowledged a new PSN, or a Stream Record advanced */
+	ktime_t progress_at;
 	struct sk_buff_head txq;	/* built, in PSN order, to send */
 	unsigned long tx_busy;		/* bit 0: a context is sending txq */
 	struct work_struct tx_work;	/* sends txq when softirq gave up */
