@@ -289,6 +289,32 @@ class Checks:
                "the old connection still answers (%s)" % op)
         p.cid, p.token, p.peer_cid, p.peer_token = new
 
+        # A RESET with a new epoch (any reason: CONNECT_REQUIRED here, which
+        # an established connection otherwise ignores) fails the connection
+        # it came on and every other one of the peer's old incarnation:
+        # three, with the one just made.
+        self.fresh()
+        first = (p.cid, p.token, p.peer_cid, p.peer_token)
+        self.fresh()
+        pr, cf = t.cnt("conn_peer_restart"), t.cnt("conn_failed")
+        p.send_raw(m.packet(m.T_RESET, m.rsx(2, random.randrange(1, 1 << 64)),
+                            **p.hdr_kw(token=p.token)))
+        time.sleep(0.3)
+        record("MRC-CONN-044", t.cnt("conn_peer_restart") == pr + 3 and
+               t.cnt("conn_failed") == cf + 3,
+               "RESET with a new epoch on one of three connections: "
+               "conn_peer_restart +%d conn_failed +%d" %
+               (t.cnt("conn_peer_restart") - pr, t.cnt("conn_failed") - cf))
+        second = (p.cid, p.token, p.peer_cid, p.peer_token)
+        for which, ids in (("the RESET's", second), ("an older", first),
+                           ("the oldest", new)):
+            p.cid, p.token, p.peer_cid, p.peer_token = ids
+            op = self.request_answered(p)
+            record("MRC-CONN-044", op is None,
+                   "after a new-epoch RESET, %s connection answers (%s)" %
+                   (which, op))
+        p.cid, p.token, p.peer_cid, p.peer_token = second
+
     def t_stream_close(self):
         self.fresh()
         p = self.p

@@ -432,10 +432,10 @@ static bool mroce_cx_len_ok(const struct mroce_bth *bth)
 }
 
 /*
- * A valid CONNECT from the peer at address peer with GUID guid carries
- * epoch: every connection to that peer with another recorded epoch is of
- * a previous incarnation of the peer and fails (C15, MRC-CONN-044).
- * conns_lock held.
+ * A valid CONNECT, CONNECT_ACK or RESET from the peer at address peer with
+ * GUID guid carries epoch: every connection to that peer with another
+ * recorded epoch is of a previous incarnation of the peer and fails (C15,
+ * MRC-CONN-044).  conns_lock held.
  */
 static void mroce_conns_peer_epoch(struct mroce_dev *mdev,
 				   const union ib_gid *peer, __be64 guid,
@@ -602,27 +602,31 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	mroce_conn_xmit(conn);
 }
 
-/* A CONNECT_ACK for our CONNECT (spec 6.3.1). */
-static void mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
-				 struct sk_buff_head *q)
+/*
+ * A CONNECT_ACK for our CONNECT (spec 6.3.1).  Returns the peer's epoch
+ * when it completes the handshake, for the caller to fail the peer's
+ * connections of other epochs once conn->lock is released (MRC-CONN-044);
+ * else 0.
+ */
+static u64 mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
+				struct sk_buff_head *q)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 
 	if (!mroce_cx_len_ok(bth)) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
-		return;
+		return 0;
 	}
 	if (conn->state != MROCE_CONN_CONNECTING) {
 		if (conn->peer_cid != ntohl(bth->scid) ||
 		    conn->peer_epoch != be64_to_cpu(((const struct mroce_cx *)
 						     (bth + 1))->epoch))
 			mroce_count(conn->mdev, DROP_BAD_HEADER);
-		return;
+		return 0;
 	}
-	if (conn->state != MROCE_CONN_CONNECTING ||
-	    mroce_conn_take_cx(conn, skb)) {
+	if (mroce_conn_take_cx(conn, skb)) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
-		return;
+		return 0;
 	}
 	conn->state = MROCE_CONN_ESTABLISHED;
 	conn->hs_at = 0;
@@ -631,6 +635,7 @@ static void mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
 	mroce_path_confirm(conn, q);
 	mroce_rc_kick_waiters(conn, q);
 	mroce_conn_idle_check(conn);
+	return conn->peer_epoch;
 }
 
 /* The RC QP a stream packet of conn is for, referenced, or NULL. */
@@ -814,7 +819,8 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	union ib_gid local, peer;
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
-	u64 token;
+	u64 token, epoch = 0;
+	__be64 guid = 0;
 
 	if (skb->protocol == htons(ETH_P_IP)) {
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
@@ -857,7 +863,8 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		goto unlock;
 	}
 	if (bth->type == MROCE_T_RESET) {
-		mroce_rx_reset(conn, skb, &q);
+		epoch = mroce_rx_reset(conn, skb, &q);
+		guid = conn->peer_guid;
 		goto unlock;
 	}
 	/* The pre-handshake form carries the initiator's own token. */
@@ -875,7 +882,8 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	mroce_conn_half_open_end(conn);	/* a valid packet: confirmed (6.4) */
 	mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
 	if (bth->type == MROCE_T_CONNECT_ACK) {
-		mroce_rx_connect_ack(conn, skb, &q);
+		epoch = mroce_rx_connect_ack(conn, skb, &q);
+		guid = conn->peer_guid;
 	} else if (conn->state == MROCE_CONN_CONNECTING) {
 		mroce_count(mdev, DROP_NO_CONN);
 	} else if (bth->type == MROCE_T_CONN_CLOSE) {
@@ -905,6 +913,12 @@ unlock:
 	spin_unlock_bh(&conn->lock);
 	mroce_conn_xmit(conn);
 	rcu_read_unlock();	/* conn may be freed after a grace period */
+	/* The peer restarted: its connections of other epochs fail (6.7.2). */
+	if (epoch) {
+		spin_lock_bh(&mdev->conns_lock);
+		mroce_conns_peer_epoch(mdev, &peer, guid, epoch);
+		spin_unlock_bh(&mdev->conns_lock);
+	}
 }
 
 /* What a plane event does to one established connection. */

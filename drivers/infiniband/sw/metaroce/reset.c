@@ -111,10 +111,14 @@ static void mroce_reset_reconnect(struct mroce_conn *conn, ktime_t at)
 /*
  * A RESET on conn (spec 6.7.3, 6.7.4).  Valid only with the token we
  * gave the peer or the one we put in our packets (MRC-CONN-047), and an
- * SCID of 0 (stateless) or the peer's CID.  conn->lock held.
+ * SCID of 0 (stateless) or the peer's CID.  A valid one with another
+ * epoch than the peer's recorded one says the peer restarted: conn fails
+ * (C15) and the function returns that epoch, for the caller to fail the
+ * peer's other old connections once conn->lock is released
+ * (MRC-CONN-044); else it returns 0.  conn->lock held.
  */
-void mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
-		    struct sk_buff_head *q)
+u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
+		   struct sk_buff_head *q)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_rsx *rsx = (const struct mroce_rsx *)(bth + 1);
@@ -126,31 +130,34 @@ void mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 	if (bth->hdr_len * 4 != MROCE_RSX_LEN || bth->payload_len ||
 	    !rsx->reason || rsx->reason > MROCE_RST_PEER_RESTART) {
 		mroce_count(mdev, DROP_BAD_HEADER);
-		return;
+		return 0;
 	}
 	if ((token != conn->local_token &&
 	     (!conn->peer_token || token != conn->peer_token)) ||
 	    (scid && (conn->state == MROCE_CONN_CONNECTING ||
 		      scid != conn->peer_cid))) {
 		mroce_count(mdev, DROP_BAD_TOKEN);
-		return;
+		return 0;
 	}
 	mroce_count(mdev, RESETS_RCVD);
 	epoch = be64_to_cpu(rsx->epoch);
-	if (conn->peer_epoch && epoch != conn->peer_epoch)
+	if (conn->peer_epoch && epoch && epoch != conn->peer_epoch) {
 		mroce_count(mdev, CONN_PEER_RESTART);
+		mroce_conn_fail(conn);		/* C15, whatever the reason */
+		return epoch;
+	}
 
 	switch (rsx->reason) {
 	case MROCE_RST_CONNECT_REQUIRED:
 		if (conn->state == MROCE_CONN_CONNECTING)
 			mroce_reset_reconnect(conn, ktime_get());
-		return;
+		return 0;
 	case MROCE_RST_RESOURCE:
 		if (conn->state == MROCE_CONN_CONNECTING)
 			mroce_reset_reconnect(conn,
 					      ktime_add_ms(ktime_get(),
 							   ntohs(rsx->retry_after)));
-		return;
+		return 0;
 	case MROCE_RST_VERSION:
 		pr_info_ratelimited("metaroce: %s: peer %pI6c supports versions %u to %u only\n",
 				    dev_name(&mdev->ibdev.dev), conn->peer.raw,
@@ -159,4 +166,5 @@ void mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 	default:
 		mroce_conn_fail(conn);		/* C15 */
 	}
+	return 0;
 }
