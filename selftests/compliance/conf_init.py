@@ -212,6 +212,44 @@ class InitiatorTests:
                "receives %s" % (wr_status(w), [x["status"] for x in rw]))
         self.a("destroy", qpn=q["qpn"])
 
+    def t_init_connect_required(self):
+        """The target's CONNECT answered by RESET CONNECT_REQUIRED every
+        time (C8, MRC-CONN-022): the target resends it at once, at most
+        once per rto_initial_us (no RESET/CONNECT ping-pong), and the
+        RESETs never fail the handshake: it fails when the timer's
+        schedule of MRC-CONN-012 ends, as if they had not come."""
+        pp = self.init_peer(0)
+        if not pp:
+            return
+        n0 = len(pp.seen)
+        pp.hook = lambda r: r["type"] == m.T_CONNECT and (
+            not r.get("cx_token") or self.reset_to(pp, r, 2) or True)
+        try:
+            with self.tuned(connect_retries=3, rto_initial_us=20000) as ok:
+                rto0 = (self.tunable("rto_initial_us") or 5000) / 1e6
+                n = 3 if ok else self.tunable("connect_retries") or 6
+                waits = [rto0 * 2 ** k for k in range(n + 1)]
+                q = self.new_qp(peer_ip=pp.local, timeout=18)
+                w, rw, failed_at, state = self.failure_of(q, 1.5 * sum(waits) + 2)
+        finally:
+            pp.hook = lambda r: r["type"] == m.T_CONNECT
+        pp.drain(0.3)
+        cons = [r for r in pp.seen[n0:] if r["type"] == m.T_CONNECT]
+        need(cons, "no CONNECT towards an address the target had no connection with")
+        took = failed_at - cons[0]["kt"]
+        print("# CONNECTs at %s s, each answered by RESET CONNECT_REQUIRED; handshake "
+              "failed %.2f s after the first" %
+              ([round(r["kt"] - cons[0]["kt"], 3) for r in cons], took))
+        record("MRC-CONN-022",
+               n + 2 <= len(cons) <= 2 * (n + 1) and took >= 0.9 * sum(waits) and
+               wr_status(w)[:1] == [(1, WC_RETRY_EXC_ERR)] and state == QPS_ERR,
+               "%d CONNECTs (%d on the timer, at most one at once per RESET and "
+               "rto_initial_us: %d to %d expected); failed %.2f s after the first, the "
+               "timer's schedule ends at %.2f s; completions %s, QP state %d" %
+               (len(cons), n + 1, n + 2, 2 * (n + 1), took, sum(waits), wr_status(w),
+                state))
+        self.a("destroy", qpn=q["qpn"])
+
     # The target's connection, with our CONNECT_ACK --------------------------
     def t_init_connect(self):
         """The handshake the target starts (spec 6.3.1, 6.3.4), then its

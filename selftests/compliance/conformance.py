@@ -663,7 +663,7 @@ def main(argv):
              s.t_datagram_rx, s.t_datagram_tx,
              s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx,
              s.t_prehandshake, s.t_unknown_prehandshake, s.t_rate_hint, s.t_rate_share,
-             s.t_init_fail, s.t_init_connect, s.t_init_paths, s.t_whole_run]
+             s.t_init_fail, s.t_init_connect_required, s.t_init_connect, s.t_init_paths, s.t_whole_run]
     crashed = []
     for t in tests:
         t0 = time.monotonic()

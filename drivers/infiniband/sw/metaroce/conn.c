@@ -188,6 +188,13 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	__skb_queue_tail(q, skb);
 }
 
+/* Send the CONNECT of a handshake in progress again.  conn->lock held. */
+void mroce_conn_resend_connect(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	mroce_count(conn->mdev, CONNECT_RETRIES);
+	mroce_build_connect(conn, MROCE_T_CONNECT, q);
+}
+
 static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 {
 	struct mroce_conn *conn = container_of(t, struct mroce_conn, timer);
@@ -202,8 +209,7 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 		if (conn->hs_at && ktime_after(conn->hs_at, now)) {
 			/* not yet */
 		} else if (conn->connect_tries++ < READ_ONCE(mroce_connect_retries)) {
-			mroce_count(conn->mdev, CONNECT_RETRIES);
-			mroce_build_connect(conn, MROCE_T_CONNECT, &q);
+			mroce_conn_resend_connect(conn, &q);	/* C6 */
 			mroce_conn_hs_retry_at(conn);
 		} else {
 			mroce_conn_fail(conn);		/* C7 */

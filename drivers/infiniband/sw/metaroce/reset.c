@@ -95,17 +95,20 @@ void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
 		mroce_count(mdev, RESETS_SENT);
 }
 
-/* Resend the CONNECT at once, at most once per rto_initial_us (C8). */
-static void mroce_reset_reconnect(struct mroce_conn *conn, ktime_t at)
+/*
+ * May a RESET make the handshake resend its CONNECT now?  At most once per
+ * rto_initial_us (C8), so that a peer cannot make us flood it.
+ */
+static bool mroce_reset_reconnect_ok(struct mroce_conn *conn)
 {
 	ktime_t now = ktime_get();
 
-	if (conn->cr_at && ktime_us_delta(now, conn->cr_at) <
-			   READ_ONCE(mroce_rto_initial_us))
-		return;
+	if (conn->state != MROCE_CONN_CONNECTING ||
+	    (conn->cr_at && ktime_us_delta(now, conn->cr_at) <
+			    READ_ONCE(mroce_rto_initial_us)))
+		return false;
 	conn->cr_at = now;
-	conn->hs_at = at;
-	mroce_conn_arm_timer(conn);
+	return true;
 }
 
 /*
@@ -149,14 +152,22 @@ u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 
 	switch (rsx->reason) {
 	case MROCE_RST_CONNECT_REQUIRED:
-		if (conn->state == MROCE_CONN_CONNECTING)
-			mroce_reset_reconnect(conn, ktime_get());
+		/*
+		 * Resend at once, outside the handshake timer's schedule: it
+		 * neither consumes one of connect_retries nor moves the
+		 * timer, so a peer that keeps answering so cannot fail the
+		 * handshake early (MRC-CONN-022).
+		 */
+		if (mroce_reset_reconnect_ok(conn))
+			mroce_conn_resend_connect(conn, q);
 		return 0;
 	case MROCE_RST_RESOURCE:
-		if (conn->state == MROCE_CONN_CONNECTING)
-			mroce_reset_reconnect(conn,
-					      ktime_add_ms(ktime_get(),
-							   ntohs(rsx->retry_after)));
+		/* The timer resends after Retry After, counting the try. */
+		if (mroce_reset_reconnect_ok(conn)) {
+			conn->hs_at = ktime_add_ms(ktime_get(),
+						   ntohs(rsx->retry_after));
+			mroce_conn_arm_timer(conn);
+		}
 		return 0;
 	case MROCE_RST_VERSION:
 		pr_info_ratelimited("metaroce: %s: peer %pI6c supports versions %u to %u only\n",

@@ -489,6 +489,7 @@ void mroce_conn_half_open_end(struct mroce_conn *conn);
 void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
 			   const union ib_gid *local,
 			   const union ib_gid *peer, u8 reason, u16 retry_ms);
+void mroce_conn_resend_connect(struct mroce_conn *conn, struct sk_buff_head *q);
 u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 		   struct sk_buff_head *q);
 
