@@ -44,7 +44,7 @@ ok_if "64 message slots, 40 ms RTT: 1024 QP pairs each move a verified WRITE" \
 	pairs 1024
 ip netns exec $NS_A tc qdisc del dev va root
 ip netns exec $NS_B tc qdisc del dev vb root
-diag "$(grep -E '^(setup_s|traffic_s|completed|wc_errors)=' /tmp/qpscale.log | tr '\n' ' ')"
+diag "$(grep -E '^(setup_s|traffic_s|teardown_s|completed|wc_errors)=' /tmp/qpscale.log | tr '\n' ' ')"
 waits=$(cnt ra msg_slots_waits) refused=$(cnt rb drop_no_resource)
 diag "requester waits for a slot: $waits; responder refusals: $refused"
 ok_if "the requester held messages back for slots (msg_slots_waits $waits)" \
@@ -73,7 +73,7 @@ echo 4096 > /sys/module/metaroce/parameters/rx_msg_slots
 devices
 dropped0=$(backlog_dropped)
 ok_if "4096 QP pairs each move a verified WRITE over one veth" pairs 4096
-diag "$(grep -E '^(setup_s|traffic_s|completed|wc_errors)=' /tmp/qpscale.log | tr '\n' ' ')"
+diag "$(grep -E '^(setup_s|traffic_s|teardown_s|completed|wc_errors)=' /tmp/qpscale.log | tr '\n' ' ')"
 dropped=$(($(backlog_dropped) - dropped0))
 resent=$(($(cnt ra retransmits) + $(cnt rb retransmits) - $(cnt ra tlp_probes) - $(cnt rb tlp_probes)))
 failed=$(($(cnt ra path_failed) + $(cnt rb path_failed)))

@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 	struct side A = { 0 }, B = { 0 };
 	union ibv_gid ga, gb[MAX_GIDS];
 	struct mem m0, m1, m2;
-	double t0, t1, t2, t3;
+	double t0, t1, t2, t3, t4;
 	char *tok, *ok;
 
 	while ((c = getopt(argc, argv, "a:b:n:x:X:s:")) != -1) {
@@ -328,10 +328,12 @@ out:
 	       n, created, connected, done, errs, bad, ngid_b, t1 - t0, t3 - t2);
 	mem_print("setup", &m0, &m1);
 	mem_print("traffic", &m0, &m2);
+	t4 = now();
 	for (i = 0; i < created; i++) {
 		ibv_destroy_qp(A.qp[i]);
 		ibv_destroy_qp(B.qp[i]);
 	}
+	printf("teardown_s=%.3f\n", now() - t4);
 	ibv_dereg_mr(A.mr);
 	ibv_dereg_mr(B.mr);
 	ibv_destroy_cq(A.cq);

@@ -139,7 +139,7 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 		flags |= MROCE_F_BKLG;
 	f->rec = *rec;
 	if (rec->qp)
-		refcount_inc(&rec->qp->ref);
+		mroce_qp_hold(rec->qp);
 	f->psn = psn;
 	f->live = true;
 	f->resent = false;
@@ -207,7 +207,7 @@ void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 	path->lost_pkts++;
 	path->win_lost++;
 	if (qp)
-		refcount_inc(&qp->ref);
+		mroce_qp_hold(qp);
 	mroce_resolve(path, f);
 	if (mroce_rc_still_needed(conn, &rec)) {
 		f->resent = true;

@@ -717,7 +717,7 @@ static void mroce_retx_queue(struct mroce_conn *conn,
 	}
 	r->rec = *rec;
 	if (rec->qp)
-		refcount_inc(&rec->qp->ref);
+		mroce_qp_hold(rec->qp);
 	r->tries = tries;
 	r->from = from;
 	list_add_tail(&r->list, &conn->retxq);

@@ -51,13 +51,13 @@ static int mroce_qpn_alloc(struct mroce_dev *mdev, struct mroce_qp *qp,
 	int err;
 
 	if (type == IB_QPT_GSI) {
-		err = xa_insert(&mdev->qp_xa, 1, qp, GFP_KERNEL);
+		err = xa_insert(&mdev->qp_xa, 1, qp->ref, GFP_KERNEL);
 		if (err)
 			return err;
 		qp->ibqp.qp_num = 1;
 		return 0;
 	}
-	err = xa_alloc_cyclic(&mdev->qp_xa, &qpn, qp,
+	err = xa_alloc_cyclic(&mdev->qp_xa, &qpn, qp->ref,
 			      XA_LIMIT(MROCE_QPN_MIN, MROCE_QPN_MAX),
 			      &mdev->qp_next, GFP_KERNEL);
 	if (err < 0)
@@ -116,8 +116,14 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (!mroce_get_limit(&mdev->num_qp, mdev->attr.max_qp))
 		return -ENOMEM;
 
+	qp->ref = kzalloc(sizeof(*qp->ref), GFP_KERNEL);
+	if (!qp->ref) {
+		err = -ENOMEM;
+		goto err_limit;
+	}
+	refcount_set(&qp->ref->count, 1);
+	qp->ref->qp = qp;
 	mutex_init(&qp->state_lock);
-	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	INIT_DELAYED_WORK(&qp->send_work, mroce_send_worker);
 	INIT_LIST_HEAD(&qp->mws);
@@ -127,7 +133,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = mroce_wq_init(&qp->sq, cap->max_send_wr, cap->max_send_sge,
 			    cap->max_inline_data, true);
 	if (err)
-		goto err_limit;
+		goto err_ref;
 	/* On an SRQ, the RQ (ring of one slot, for the ABI) stays empty. */
 	err = mroce_wq_init(&qp->rq, init->srq ? 1 : cap->max_recv_wr,
 			    init->srq ? 0 : cap->max_recv_sge, 0, false);
@@ -157,6 +163,8 @@ err_rq:
 	mroce_wq_free(&qp->rq);
 err_sq:
 	mroce_wq_free(&qp->sq);
+err_ref:
+	kfree(qp->ref);		/* never published */
 err_limit:
 	atomic_dec(&mdev->num_qp);
 	return err;
@@ -165,19 +173,20 @@ err_limit:
 /* A reference to QP qpn for the receive path, or NULL.  Any context. */
 struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn)
 {
-	struct mroce_qp *qp;
+	struct mroce_qp_ref *ref;
+	struct mroce_qp *qp = NULL;
 
 	rcu_read_lock();
-	qp = xa_load(&mdev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
+	ref = xa_load(&mdev->qp_xa, qpn);
+	if (ref && refcount_inc_not_zero(&ref->count))
+		qp = ref->qp;
 	rcu_read_unlock();
 	return qp;
 }
 
 void mroce_qp_put(struct mroce_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->ref))
+	if (refcount_dec_and_test(&qp->ref->count))
 		complete(&qp->released);
 }
 
@@ -439,7 +448,8 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Wait for receive-path users, then stop the send worker for good. */
 	mroce_qp_put(qp);
 	wait_for_completion(&qp->released);
-	synchronize_rcu();	/* no lookup still holds the pointer */
+	/* A lookup that loaded ref before the erase may still read it. */
+	kfree_rcu(qp->ref, rcu);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	cancel_delayed_work_sync(&qp->send_work);
 	/* No bind runs any more: free the type 2 windows it bound. */

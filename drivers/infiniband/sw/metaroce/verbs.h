@@ -216,10 +216,22 @@ static inline struct mroce_srq *to_msrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct mroce_srq, ibsrq);
 }
 
+/*
+ * What qp_xa holds for a QP: its reference count, freed after an RCU grace
+ * period.  A lookup that raced with destroy then never touches the QP's
+ * freed memory, and destroy need not wait for a grace period itself
+ * (thousands of QPs are destroyed one after the other).
+ */
+struct mroce_qp_ref {
+	struct rcu_head rcu;
+	refcount_t count;	/* the QP's own, lookups, in-flight content */
+	struct mroce_qp *qp;
+};
+
 struct mroce_qp {
 	struct ib_qp ibqp;
-	refcount_t ref;			/* lookups from the receive path */
-	struct completion released;	/* ref dropped to zero */
+	struct mroce_qp_ref *ref;	/* in qp_xa; lookups from the rx path */
+	struct completion released;	/* ref->count dropped to zero */
 	struct delayed_work send_work;	/* drains the send queue */
 	struct mutex state_lock;	/* serialises modify/query/destroy */
 	enum ib_qp_state state;
@@ -239,6 +251,12 @@ struct mroce_qp {
 static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct mroce_qp, ibqp);
+}
+
+/* One more reference to qp, which the caller holds already. */
+static inline void mroce_qp_hold(struct mroce_qp *qp)
+{
+	refcount_inc(&qp->ref->count);
 }
 
 /* What a UD send needs of an AH, freed after an RCU grace period. */
