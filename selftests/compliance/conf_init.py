@@ -756,7 +756,9 @@ class InitiatorTests:
             return
         pct = self.tunable("rx_target_util_pct")
         q = self.new_qp(recvs=8)
-        caps, got = (25000, 1000, 1), []
+        # 1001 Mb/s: a share that is not a whole number of Mb/s (950.95 at
+        # 95%) must be encoded from its exact value, not a rounded one.
+        caps, got = (25000, 1001, 1000, 1), []
         for i, cap in enumerate(caps):
             with self.tuned(rx_capacity_mbps=cap) as ok:
                 if not ok or pct is None:
@@ -776,8 +778,8 @@ class InitiatorTests:
         the water filling takes it out of U, which is then empty, so the
         share of every hint is C_t itself (MRC-CC-017), not what is left
         of it.  hint_active_us 100 ms makes 120 back-to-back 1 KiB WRITEs a
-        rate of several Mb/s within the window (at least 1.5 Mb/s, else
-        the check cannot tell: the target counts whole Mb/s)."""
+        rate of several Mb/s within the window (at least 1.5 Mb/s, so
+        that what is left of C_t differs from C_t in its encoding)."""
         if not self.p.accept["caps"] & m.CAP_HINT:
             return
         pct = self.tunable("rx_target_util_pct")

@@ -224,15 +224,23 @@ void mroce_cc_pace_charge(struct mroce_conn *conn, u32 charge)
 	conn->tokens = conn->tokens > c ? conn->tokens - c : 0;
 }
 
-/* The 16-bit floating-point rate hint (spec 12.4.3). */
-u16 mroce_hint_encode(u32 mbps)
+/*
+ * The 16-bit floating-point rate hint of a share of kbps kb/s (spec
+ * 12.4.3), rounded down.  Exact for every share that is a whole number of
+ * kb/s, as C_t = capacity * rx_target_util_pct / 100 always is
+ * (MRC-CC-020).
+ */
+u16 mroce_hint_encode(u64 kbps)
 {
+	u64 mbps = div_u64(kbps, 1000);
 	u32 e, m;
 
-	if (mbps < 1)
+	if (!mbps)
 		return 1 << 11;
 	e = ilog2(mbps);
-	m = (u32)(((u64)mbps << 11 >> e) - 2048);
+	if (e + 1 > 31)
+		return 0xffff;	/* above the largest encodable rate */
+	m = div64_u64(kbps << 11, 1000ULL << e) - 2048;
 	return (e + 1) << 11 | (m & 0x7ff);
 }
 
@@ -259,12 +267,15 @@ void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq)
 	conn->hint_at = ktime_get();
 }
 
-/* Max-min water filling over the device's active connections (12.4.2). */
-static u32 mroce_fair_share(struct mroce_dev *mdev, u32 cap, ktime_t now,
+/*
+ * Max-min water filling over the device's active connections (12.4.2), of
+ * a capacity of cap kb/s: the share in kb/s.
+ */
+static u64 mroce_fair_share(struct mroce_dev *mdev, u64 cap, ktime_t now,
 			    struct mroce_conn *fresh)
 {
-	u32 win = READ_ONCE(mroce_hint_active_us), r[64], n = 0, left, i, s;
-	u32 target = cap;
+	u32 win = READ_ONCE(mroce_hint_active_us), n = 0, left, i;
+	u64 target = cap, r[64], s;
 	bool b[64], any;
 	struct mroce_conn *c;
 
@@ -274,21 +285,21 @@ static u32 mroce_fair_share(struct mroce_dev *mdev, u32 cap, ktime_t now,
 		if (c != fresh &&
 		    ktime_us_delta(now, READ_ONCE(c->rx_last_at)) > win)
 			continue;
-		r[n] = min_t(u64, div_u64(READ_ONCE(c->rx_rate_bytes) * 8, win),
-			     U32_MAX);
+		/* bytes per window of win us, in kb/s */
+		r[n] = div_u64(READ_ONCE(c->rx_rate_bytes) * 8000, win);
 		b[n] = c == fresh || READ_ONCE(c->rx_bklg) ||
 		       READ_ONCE(c->rx_bklg_prev);
 		n++;
 	}
 	left = n;
 	while (left) {
-		s = cap / left;
+		s = div_u64(cap, left);
 		any = false;
 		for (i = 0; i < n; i++) {
-			if (b[i] || r[i] >= s || r[i] == U32_MAX)
+			if (b[i] || r[i] >= s)
 				continue;
 			cap -= r[i];
-			r[i] = U32_MAX;		/* out of the set */
+			r[i] = U64_MAX;		/* out of the set */
 			left--;
 			any = true;
 		}
@@ -296,7 +307,7 @@ static u32 mroce_fair_share(struct mroce_dev *mdev, u32 cap, ktime_t now,
 			break;
 	}
 	/* Every connection below its share: each is offered C_t (12.4.2). */
-	return left ? cap / left : target;
+	return left ? div_u64(cap, left) : target;
 }
 
 /*
@@ -311,7 +322,7 @@ u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
 	struct mroce_dev *mdev = conn->mdev;
 	ktime_t now = ktime_get();
 	struct mroce_conn *fresh = NULL;
-	u32 cap, share;
+	u64 cap, share;
 	s64 age;
 
 	if (count) {
@@ -337,7 +348,8 @@ u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
 	cap = READ_ONCE(mroce_rx_capacity_mbps) ?: READ_ONCE(mdev->link_mbps);
 	if (!cap)
 		return 0;
-	cap = div_u64((u64)cap * READ_ONCE(mroce_rx_target_util_pct), 100);
+	/* C_t in kb/s: Mb/s * pct / 100 * 1000 */
+	cap *= READ_ONCE(mroce_rx_target_util_pct) * 10;
 	if (fresh || ktime_us_delta(now, READ_ONCE(mdev->hint_at)) >=
 	    READ_ONCE(mroce_hint_interval_us)) {
 		WRITE_ONCE(mdev->hint_share,

@@ -108,7 +108,7 @@ struct mroce_dev {
 	struct net_device __rcu *planes[MROCE_MAX_PLANES];
 	netdevice_tracker plane_tracker[MROCE_MAX_PLANES];
 	u32 link_mbps;			/* the netdev's speed; 0: unknown */
-	u32 hint_share;			/* fair share, Mb/s (spec 12.4.2) */
+	u64 hint_share;			/* fair share, kb/s (spec 12.4.2) */
 	ktime_t hint_at;		/* when it was computed */
 
 	atomic_t num_ucontext;

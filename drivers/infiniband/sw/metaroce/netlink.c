@@ -220,7 +220,9 @@ static int mroce_nl_put_dev(struct sk_buff *skb, struct mroce_dev *mdev)
 	    nla_put_u32(skb, METAROCE_A_DEV_INDEX, mdev->ibdev.index) ||
 	    nla_put_u8(skb, METAROCE_A_DEV_PORT_STATE, state) ||
 	    nla_put_u32(skb, METAROCE_A_DEV_LINK_MBPS, READ_ONCE(mdev->link_mbps)) ||
-	    nla_put_u32(skb, METAROCE_A_DEV_HINT_MBPS, READ_ONCE(mdev->hint_share)) ||
+	    nla_put_u32(skb, METAROCE_A_DEV_HINT_MBPS,
+			min_t(u64, div_u64(READ_ONCE(mdev->hint_share), 1000),
+			      U32_MAX)) ||
 	    nla_put_u32(skb, METAROCE_A_DEV_NUM_CONNS, mroce_nl_num_conns(mdev)))
 		return -EMSGSIZE;
 	return mroce_nl_put_planes(skb, mdev);

@@ -554,7 +554,7 @@ void mroce_cc_pace_charge(struct mroce_conn *conn, u32 charge);
 void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq);
 u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
 		     bool count);
-u16 mroce_hint_encode(u32 mbps);
+u16 mroce_hint_encode(u64 kbps);
 u32 mroce_hint_decode(u16 hint);
 
 /* rxpath.c: receive state of the peer's paths, ACKs and probe replies */
