@@ -121,35 +121,68 @@ static u8 mroce_cx_addrs(struct mroce_conn *conn, union ib_gid *addrs)
 }
 
 /*
+ * Pair plane i (not 0) with the first peer address it reaches
+ * (MRC-PATH-004): true if it does.  RCU held.
+ */
+static bool mroce_conn_pair_plane(struct mroce_conn *conn, int i)
+{
+	struct net_device *ndev = mroce_plane_dev(conn->mdev, i);
+	union ib_gid src;
+	int k;
+
+	if (!ndev || !mroce_plane_addr(ndev, &conn->local, &src))
+		return false;
+	for (k = 0; k < conn->npeer_addrs; k++) {
+		if (!mroce_plane_reaches(ndev, &src, &conn->peer_addrs[k]))
+			continue;
+		conn->laddr[i] = src;
+		conn->raddr[i] = conn->peer_addrs[k];
+		return true;
+	}
+	return false;
+}
+
+/*
  * Pair each plane with the first peer address it reaches (MRC-PATH-004).
  * Plane 0 always uses the connection's addresses.
  */
 void mroce_conn_pair_planes(struct mroce_conn *conn)
 {
-	struct net_device *ndev;
-	union ib_gid src;
 	u8 paired = BIT(0);
-	int i, k;
+	int i;
 
 	conn->laddr[0] = conn->local;
 	conn->raddr[0] = conn->peer;
 	rcu_read_lock();
-	for (i = 1; i < MROCE_MAX_PLANES; i++) {
-		ndev = mroce_plane_dev(conn->mdev, i);
-		if (!ndev || !mroce_plane_addr(ndev, &conn->local, &src))
-			continue;
-		for (k = 0; k < conn->npeer_addrs; k++) {
-			if (!mroce_plane_reaches(ndev, &src,
-						 &conn->peer_addrs[k]))
-				continue;
-			conn->laddr[i] = src;
-			conn->raddr[i] = conn->peer_addrs[k];
+	for (i = 1; i < MROCE_MAX_PLANES; i++)
+		if (mroce_conn_pair_plane(conn, i))
 			paired |= BIT(i);
-			break;
-		}
-	}
 	rcu_read_unlock();
 	WRITE_ONCE(conn->planes_paired, paired);
+}
+
+/*
+ * Plane i came up: an established connection that has no paths on it
+ * because no peer address was reachable through it (it was down, or had no
+ * route, when the connection paired its planes) pairs it now and creates
+ * them (P2); one that has paths revives them (P12).  MRC-PATH-037.
+ */
+static void mroce_conn_plane_up(struct mroce_conn *conn, int i,
+				struct sk_buff_head *q)
+{
+	bool paired;
+
+	if (conn->planes_paired & BIT(i)) {
+		mroce_paths_plane_up(conn, i, q);
+		return;
+	}
+	rcu_read_lock();
+	paired = mroce_conn_pair_plane(conn, i);
+	rcu_read_unlock();
+	if (!paired)
+		return;
+	WRITE_ONCE(conn->planes_paired, conn->planes_paired | BIT(i));
+	mroce_paths_add_plane(conn, i, true, q);
 }
 
 static void mroce_build_connect(struct mroce_conn *conn, u8 type,
@@ -944,7 +977,7 @@ static void mroce_conn_plane_ev(struct mroce_conn *conn,
 		if (conn->planes_paired & BIT(ev->plane))
 			mroce_paths_add_plane(conn, ev->plane, true, q);
 	} else if (ev->up && !ev->removed) {
-		mroce_paths_plane_up(conn, ev->plane, q);
+		mroce_conn_plane_up(conn, ev->plane, q);
 	} else {
 		mroce_paths_plane_down(conn, ev->plane, ev->removed, q);
 	}
