@@ -103,6 +103,26 @@ setup_two_hosts() {
 	ip -n $NS_B link set vb up
 }
 
+# add_second_pair ADDR_A ADDR_B: a second veth pair between the hosts, va2
+# in host A with ADDR_A and vb2 in host B with ADDR_B (each "address/len
+# [flags]"), left down: the link of a second plane.
+add_second_pair() {
+	ip link add va2 netns $NS_A type veth peer name vb2 netns $NS_B
+	# shellcheck disable=SC2086
+	ip -n $NS_A addr add $1 dev va2
+	# shellcheck disable=SC2086
+	ip -n $NS_B addr add $2 dev vb2
+}
+
+# The metaroce tool (tools/metaroce), in host A (mra) and host B (mrb);
+# need_mr_tool skips the whole test when it is not built.
+MR=tools/metaroce/metaroce
+mra() { ip netns exec $NS_A $MR "$@"; }
+mrb() { ip netns exec $NS_B $MR "$@"; }
+need_mr_tool() {
+	[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
+}
+
 # add_devices DEV_A DEV_B: MetaRoCE devices DEV_A on va in host A and DEV_B
 # on vb in host B (setup_two_hosts first), waiting for their IPv4 GIDs.
 add_devices() {

@@ -10,15 +10,12 @@
 # devices, not a plane, a ninth plane.
 . "$(dirname "$0")/lib.sh"
 
-MR=tools/metaroce/metaroce
 tap_plan 22
 
-[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
+need_mr_tool
 
 setup_two_hosts
-ip link add va2 netns $NS_A type veth peer name vb2 netns $NS_B
-ip -n $NS_A addr add 10.77.1.1/24 dev va2
-ip -n $NS_B addr add 10.77.1.2/24 dev vb2
+add_second_pair 10.77.1.1/24 10.77.1.2/24
 ip -n $NS_A link set va2 up
 ip -n $NS_B link set vb2 up
 # a third pair, for a second device in mra
@@ -28,8 +25,6 @@ ip -n $NS_B link set vb3 up
 add_devices la lb
 ip netns exec $NS_A rdma link add lc type metaroce netdev va3
 
-mra() { ip netns exec $NS_A $MR "$@"; }
-mrb() { ip netns exec $NS_B $MR "$@"; }
 # npaths PLANE STATE: paths of la's connection to lb on PLANE in STATE.
 npaths() {
 	mra show la | grep -c "^    path [0-9]* plane $1 $2 "

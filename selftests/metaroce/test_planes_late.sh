@@ -9,19 +9,14 @@
 # go ACTIVE and carry traffic (every byte checked by the kverbs module).
 . "$(dirname "$0")/lib.sh"
 
-MR=tools/metaroce/metaroce
 tap_plan 7
 
-[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
+need_mr_tool
 
 setup_two_hosts
-ip link add va2 netns $NS_A type veth peer name vb2 netns $NS_B
-ip -n $NS_A addr add 10.77.1.1/24 dev va2
-ip -n $NS_B addr add 10.77.1.2/24 dev vb2
+add_second_pair 10.77.1.1/24 10.77.1.2/24
 add_devices la lb
 
-mra() { ip netns exec $NS_A $MR "$@"; }
-mrb() { ip netns exec $NS_B $MR "$@"; }
 # paths_on DEV PLANE [STATE]: paths of DEV's connection on PLANE (in STATE).
 paths_on() {
 	ip netns exec "$(ns_of "$1")" $MR show "$1" |

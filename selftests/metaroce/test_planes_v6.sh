@@ -9,15 +9,12 @@
 # and fails the plane-1 paths; brought up, they are ACTIVE and carry data.
 . "$(dirname "$0")/lib.sh"
 
-MR=tools/metaroce/metaroce
 tap_plan 11
 
-[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
+need_mr_tool
 
 setup_two_hosts
-ip link add va2 netns $NS_A type veth peer name vb2 netns $NS_B
-ip -n $NS_A addr add fd78::1/64 dev va2 nodad
-ip -n $NS_B addr add fd78::2/64 dev vb2 nodad
+add_second_pair "fd78::1/64 nodad" "fd78::2/64 nodad"
 ip link add va3 netns $NS_A type veth peer name vb3 netns $NS_B
 ip -n $NS_A addr add 10.77.2.1/24 dev va3
 ip -n $NS_B addr add 10.77.2.2/24 dev vb3
@@ -29,8 +26,6 @@ for l in va2 va3; do ip -n $NS_A link set $l up; done
 for l in vb2 vb3; do ip -n $NS_B link set $l up; done
 add_devices la lb
 
-mra() { ip netns exec $NS_A $MR "$@"; }
-mrb() { ip netns exec $NS_B $MR "$@"; }
 
 # gid6_index DEV: the index of DEV's GID fd77::N.
 gid6_index() {

@@ -6,15 +6,13 @@
 # admin check, and a dump of many connections with many paths.
 . "$(dirname "$0")/lib.sh"
 
-MR=tools/metaroce/metaroce
 tap_plan 24
 
-[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
+need_mr_tool
 
 setup_two_hosts
 add_devices la lb
 
-mra() { ip netns exec $NS_A $MR "$@"; }
 # code WANT CMD...: CMD exits with status WANT.
 code() {
 	local want=$1 rc=0

@@ -6,8 +6,7 @@
 # timeouts do is checked by the compliance suite (t_limits, t_not_ready).
 . "$(dirname "$0")/lib.sh"
 
-MR=tools/metaroce/metaroce
-[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
+need_mr_tool
 
 modprobe metaroce
 out=$(/usr/bin/python3 "$(dirname "$0")/tunables_check.py" \
