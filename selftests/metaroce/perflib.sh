@@ -21,6 +21,9 @@ perf_devices() {
 SRV=/tmp/perf-server.log
 CLI=/tmp/perf-client.log
 NOCAL="Correlation coefficient\|Can't produce a report"
+# A run takes a few seconds; a server that failed its calibration has been
+# seen to wait on until killed (one CI run lost 150 s so): 60 s bounds it.
+PERF_TIMEOUT=60
 
 cnt() { cat /sys/class/infiniband/"$1"/ports/1/hw_counters/"$2"; }
 naks() {
@@ -57,7 +60,7 @@ run1() {
 	else
 		sa=(-x "$GB") ca=(-x "$GA")
 	fi
-	ip netns exec $NS_B timeout 150 "$tool" -d rb "${sa[@]}" "$@" \
+	ip netns exec $NS_B timeout $PERF_TIMEOUT "$tool" -d rb "${sa[@]}" "$@" \
 		> $SRV 2>&1 &
 	pid=$!
 	if ((cm)); then
@@ -68,7 +71,7 @@ run1() {
 		wait_for 20 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '"
 	fi || rc=1
 	if ((rc == 0)); then
-		ip netns exec $NS_A timeout 150 "$tool" -d ra "${ca[@]}" "$@" \
+		ip netns exec $NS_A timeout $PERF_TIMEOUT "$tool" -d ra "${ca[@]}" "$@" \
 			$IP_B > $CLI 2>&1 || rc=1
 	fi
 	wait $pid || src=1
