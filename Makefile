@@ -70,7 +70,7 @@ demo: deps all
 compliance:
 	@test -n "$(TARGET)" || { echo "usage: make compliance TARGET=<ip> [LOCAL=<ip>] [EXTRA=\"<ip> <ip>\"]" >&2; exit 2; }
 	cd selftests/compliance && /usr/bin/python3 conformance.py \
-		$(or $(LOCAL),$$(ip -o route get $(TARGET) | sed -n 's/.* src \([0-9.]*\).*/\1/p')) \
+		$(or $(LOCAL),$$(ip -o route get $(TARGET) | sed -n 's/.* src \([0-9a-f.:]*\).*/\1/p')) \
 		$(TARGET) $(or $(AGENT_PORT),4794) $(EXTRA)
 
 lint: module

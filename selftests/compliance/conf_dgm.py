@@ -29,12 +29,19 @@ class DatagramTests:
             w[0]["byte_len"] == 140 and w[0]["flags"] & WC_WITH_IMM and \
             w[0]["flags"] & WC_GRH and socket.ntohl(w[0]["imm"]) == 0xCAFEBABE
         record("MRC-DGM-010", ok, "datagram receive completion %s" % w)
-        ip = buf[20:40]
-        record("MRC-DGM-008", buf[:20] == bytes(20) and ip[0] == 0x45 and
-               ip[9] == socket.IPPROTO_UDP and ip[12:16] == socket.inet_aton(self.local) and
-               ip[16:20] == socket.inet_aton(self.target) and
-               struct.unpack(">H", ip[2:4])[0] == 20 + 8 + 48 + 100 + 4 and
-               buf[40:140] == data and buf[140:] == b"\xa5" * 20,
+        udp_len = 8 + 48 + 100 + 4
+        if self.p.v6:       # the whole IPv6 header
+            ip = buf[:40]
+            hdr_ok = ip[0] >> 4 == 6 and ip[6] == socket.IPPROTO_UDP and \
+                ip[8:24] == m.addr16(self.local) and ip[24:40] == m.addr16(self.target) and \
+                struct.unpack(">H", ip[4:6])[0] == udp_len
+        else:               # 20 zero bytes, then the IPv4 header
+            ip = buf[20:40]
+            hdr_ok = buf[:20] == bytes(20) and ip[0] == 0x45 and \
+                ip[9] == socket.IPPROTO_UDP and ip[12:16] == socket.inet_aton(self.local) and \
+                ip[16:20] == socket.inet_aton(self.target) and \
+                struct.unpack(">H", ip[2:4])[0] == 20 + udp_len
+        record("MRC-DGM-008", hdr_ok and buf[40:140] == data and buf[140:] == b"\xa5" * 20,
                "GRH area %s, payload %s" % (buf[:40].hex(), "ok" if buf[40:140] == data else "wrong"))
         # Not acknowledged, no connection state.
         got = [r for r in self.p.drain(0.3) if r["type"] in (m.T_ACK, m.T_NAK, m.T_RESET) and

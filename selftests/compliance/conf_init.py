@@ -79,7 +79,7 @@ class InitiatorTests:
         first = c["addrs"][0] if c["addrs"] else b""
         record("MRC-CONN-010",
                base == (0, 0, 0, 0, 0, 0, 0, 96 + 16 * c["num_addrs"]) and
-               first == m.v4mapped(self.target) and c["cx_token"] != 0 and
+               first == m.addr16(self.target) and c["cx_token"] != 0 and
                (c["epoch"], c["guid"]) == (acc["epoch"], acc["guid"]) and
                c["vmin"] <= 1 <= c["vmax"] and c["max_seg_shift"] <= 4 and
                6 <= c["seg_win_shift"] <= 16 and 64 <= c["rx_msg_slots"] <= 1 << 20,

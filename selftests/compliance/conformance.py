@@ -137,6 +137,9 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
         record("MRC-ENC-004", r["tos"] >> 2 == 26, "DSCP %d, default is 26" % (r["tos"] >> 2))
         record("MRC-ENC-005", r["tos"] & 3 == 2, "ECN field %d, not ECT(0)" % (r["tos"] & 3))
         record("MRC-ENC-008", r["df"], "DF not set")
+        # Linux's default TTL and hop limit (ip_default_ttl, hop_limit).
+        hops = r.get("hlim", r.get("ttl"))
+        record("MRC-ENC-009", hops == 64, "TTL / hop limit %s, the route's default is 64" % hops)
         record("MRC-HDR-004 MRC-HDR-005", r["hdr_len"] % 4 == 0 and r["hdr_len"] >= 32,
                "HdrLen %d" % r["hdr_len"])
         raw = r["raw"]
@@ -182,7 +185,7 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
         record("MRC-CONN-005 MRC-SEC-006", a["cx_token"] != 0, "zero token")
         need(a["vmin"] <= 1 <= a["vmax"], "version range %d-%d" % (a["vmin"], a["vmax"]))
         addr = a["addrs"][0] if a["addrs"] else b""
-        record("MRC-CONN-011", addr == m.v4mapped(self.target),
+        record("MRC-CONN-011", addr == m.addr16(self.target),
                "first plane address %s" % addr.hex())
         # A resent CONNECT is answered again, with the same CID.
         self.p.send_raw(self.p.connect_pkt())
@@ -208,8 +211,35 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
                all(w["status"] == 0 for w in wcs),
                "PSNs %s across the wrap: ACK %s, %d receive completions" %
                (psns, a and a["cum_psn"], len(wcs)))
-        record("MRC-ENC-012", a is not None, "zero UDP checksum (IPv4) not accepted")
+        if not self.p.v6:   # our IPv4 packets carry a zero UDP checksum
+            record("MRC-ENC-012", a is not None, "zero UDP checksum (IPv4) not accepted")
         self.p.resolve_all()
+
+    def t_udp_checksum(self):
+        """The UDP checksum: over IPv6 mandatory (a zero or wrong one is
+        dropped), over IPv4 optional but verified when not zero."""
+        q = self.new_qp()
+        pkt, psn = self.p.seq_pkt(m.T_SEND, self.sx(q, 0, 0, 16), b"c" * 16,
+                                  flags=m.F_AR | m.F_LAST)
+        bad = [("wrong", 0x1234)] + ([("zero", False)] if self.p.v6 else [])
+        for what, csum in bad:
+            self.p.send_raw(pkt, csum=csum)
+            got = [r for r in self.p.drain(0.7) if r["type"] in (m.T_ACK, m.T_NAK) and
+                   m.sacked(r, psn)]
+            wcs = self.a("poll", qpn=q["qpn"])["wcs"]
+            record("MRC-ENC-013" if self.p.v6 else "MRC-ENC-012",
+                   not got and not wcs, "%s UDP checksum: acknowledged %d times, "
+                   "completions %s" % (what, len(got), wcs))
+        self.p.send_raw(pkt)
+        a = self.ack_of(psn)
+        wcs = self.a("poll", qpn=q["qpn"], wait=2.0)["wcs"]
+        record("MRC-ENC-013" if self.p.v6 else "MRC-ENC-012", a is not None and len(wcs) == 1,
+               "the packet with a correct checksum: ACK %s, completions %s" %
+               (a is not None, wcs))
+        if self.p.v6:
+            record("MRC-ENC-003", a is not None, "no ACK over IPv6")
+            record("MRC-ENC-013", a is not None and a["udp_csum"] != 0 and a["udp_csum_ok"],
+                   "the target's UDP checksum %s" % (a and hex(a["udp_csum"])))
 
     def t_send(self):
         q = self.new_qp()
@@ -468,7 +498,7 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
     def t_spoof(self):
         """Wrong source address or port: identified by DCID and Token only."""
         q = self.new_qp()
-        spoof = self.local.rsplit(".", 1)[0] + ".99"
+        spoof = m.spoofed(self.local)
         psn = self.p.send_seq(m.T_SEND, self.sx(q, 0, 0, 16), b"1" * 16)
         need(self.ack_of(psn), "no ACK")
         pkt, _ = self.p.seq_pkt(m.T_SEND, self.sx(q, 1, 1, 16), b"2" * 16)
@@ -616,6 +646,17 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
         big = [len(r["raw"]) for r in mine if r["type"] == m.T_ACK and
                (r["num_sr"] > 58 or len(r["raw"]) > 72 + css + 4)]
         record("MRC-HDR-015", not big, "ACKs larger than a data packet: %s" % big)
+        if self.p.v6:
+            # One Flow Label per entropy (UDP source port), all of them used.
+            flows = {}
+            for pp in [self.p] + list(self.peers.values()):
+                for r in pp.seen:
+                    flows.setdefault(r["sport"], set()).add(r["flow"])
+            bad = {sp: f for sp, f in flows.items() if len(f) != 1 or 0 in f}
+            labels = {f for fs in flows.values() for f in fs}
+            record("MRC-ENC-010", flows and not bad and len(labels) > len(flows) // 2,
+                   "Flow Labels per source port %s; %d labels for %d ports" %
+                   (sorted(bad.items())[:4], len(labels), len(flows)))
         paths, sent, errs = {}, set(), []
         for r in mine:
             t = r["type"]
@@ -654,7 +695,7 @@ def main(argv):
     aport = int(argv[3]) if len(argv) > 3 else 4794
     s = Suite(local, target, aport, argv[4:])
     tests = [s.t_connect, s.t_wrap, s.t_send, s.t_write_ooo, s.t_access, s.t_read,
-             s.t_atomic, s.t_rnr_length_seq, s.t_windows, s.t_malformed,
+             s.t_atomic, s.t_rnr_length_seq, s.t_windows, s.t_malformed, s.t_udp_checksum,
              s.t_ack_sack, s.t_ack_ce, s.t_ack_coalesce, s.t_plw, s.t_multipath_rx,
              s.t_probe, s.t_sync, s.t_sr_drain, s.t_not_ready, s.t_nak_fields, s.t_order, s.t_consistency,
              s.t_seg_window, s.t_write_imm, s.t_zero_len, s.t_requester,

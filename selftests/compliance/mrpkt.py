@@ -4,6 +4,7 @@
 Used by the compliance suite and selftests to play the peer: the UDP payload
 built here is what a MetaRoCE endpoint puts after the UDP header.
 """
+import socket
 import struct
 from fractions import Fraction
 
@@ -120,8 +121,19 @@ def cx(token, epoch=0x1122334455667788, guid=0x0200000000000001, addrs=(),
     return hdr + b"".join(addrs)
 
 
-def v4mapped(ip):
-    return b"\0" * 10 + b"\xff\xff" + bytes(int(x) for x in ip.split("."))
+def addr16(ip):
+    """An address in the 16-byte form of plane addresses and GIDs (spec
+    5.5.12): an IPv6 address as is, an IPv4 address IPv4-mapped."""
+    if ":" in ip:
+        return socket.inet_pton(socket.AF_INET6, ip)
+    return b"\0" * 10 + b"\xff\xff" + socket.inet_aton(ip)
+
+
+def spoofed(ip):
+    """Another address of ip's subnet (host part 99 of a /24 or /64)."""
+    if ":" in ip:
+        return ip.rsplit(":", 1)[0] + ":99"
+    return ip.rsplit(".", 1)[0] + ".99"
 
 
 def akx(cum, rx_count, got=(), ce_count=0, rate_hint=0, ack_delay=0,

@@ -25,6 +25,8 @@ ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
 PACKET_OUTGOING = 4
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+SOL_PACKET, PACKET_AUXDATA = 263, 8
+TP_STATUS_CSUMNOTREADY = 0x8
 ACK_CLASS = (m.T_ACK, m.T_NAK, m.T_PROBE_REPLY)
 
 
@@ -70,6 +72,7 @@ class Peer:
             self.rx.bind((ifname_of(local_ip), eth))
             self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
             self.rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            self.rx.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
         self.cid = random.randrange(1, 0xFFFFFFFF)
         self.token = random.randrange(1, 1 << 64)
         self.epoch = random.randrange(1, 1 << 64)
@@ -96,16 +99,18 @@ class Peer:
     def send_raw(self, payload, src=None, sport=None, dport=None, tos=0x6A,
                  dst=None, csum=True):
         """One UDP datagram with MetaRoCE payload; any source address.
-        Over IPv6 the UDP checksum is computed unless csum is False (then
-        it is zero) or an int (sent as is)."""
+        The UDP checksum is csum if that is an int (not a bool); else over
+        IPv6 it is computed unless csum is False (then it is zero), and over
+        IPv4 it is zero."""
         src = src or self.local
         dst = dst or self.target
+        given = not isinstance(csum, bool)
         udp = struct.pack(">HHHH", sport or self.sport, dport or self.port,
-                          8 + len(payload), 0) + payload
+                          8 + len(payload), csum if given else 0) + payload
         if self.v6:
             s6, d6 = (socket.inet_pton(socket.AF_INET6, a) for a in (src, dst))
-            c = udp6_checksum(s6, d6, udp) if csum is True else int(csum)
-            udp = udp[:6] + struct.pack(">H", c) + udp[8:]
+            if csum is True:
+                udp = udp[:6] + struct.pack(">H", udp6_checksum(s6, d6, udp)) + udp[8:]
             ip = struct.pack(">IHBB16s16s", 6 << 28 | tos << 20 | 0x12345,
                              len(udp), socket.IPPROTO_UDP, 64, s6, d6)
             self.tx.sendto(ip + udp, (dst, 0))
@@ -119,16 +124,20 @@ class Peer:
         r, _, _ = select.select([self.rx], [], [], timeout)
         if not r:
             return None
-        data, anc, _, addr = self.rx.recvmsg(65535, 64)
+        data, anc, _, addr = self.rx.recvmsg(65535, 128)
         if addr[2] == PACKET_OUTGOING:
             return False
         # Kernel receive time (CLOCK_REALTIME, as time.time()): on a veth
         # pair, within microseconds of the target's transmission.
-        kt = None
+        kt, partial = None, False
         for level, typ, val in anc:
             if level == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS and len(val) >= 16:
                 sec, ns = struct.unpack("qq", val[:16])
                 kt = sec + ns / 1e9
+            elif level == SOL_PACKET and typ == PACKET_AUXDATA and len(val) >= 4:
+                # Checksum offload (veth): the field holds the sum of the
+                # pseudo-header only, for the device to complete.
+                partial = bool(struct.unpack("I", val[:4])[0] & TP_STATUS_CSUMNOTREADY)
         extra = {}
         if self.v6:
             if len(data) < 48 or data[6] != 17:
@@ -138,8 +147,12 @@ class Peer:
             dst = socket.inet_ntop(socket.AF_INET6, data[24:40])
             w = struct.unpack(">I", data[:4])[0]
             tos, df = (w >> 20) & 0xFF, True
+            ulen = struct.unpack(">H", data[44:46])[0]
+            ph = data[8:40] + struct.pack(">IxxxB", ulen, socket.IPPROTO_UDP)
             extra = dict(flow=w & 0xFFFFF, hlim=data[7],
-                         udp_csum=struct.unpack(">H", data[46:48])[0])
+                         udp_csum=struct.unpack(">H", data[46:48])[0],
+                         udp_csum_ok=struct.unpack(">H", data[46:48])[0] == ~csum16(ph) & 0xFFFF
+                         if partial else csum16(ph + data[40:40 + ulen]) == 0)
         else:
             if len(data) < 28 or data[9] != 17:
                 return False
@@ -275,7 +288,7 @@ class Peer:
             kw.setdefault(k, v)
         kw.setdefault("max_rx_paths", 255)
         ext = m.cx(self.token, epoch=self.epoch,
-                   addrs=[m.v4mapped(self.local)], **kw)
+                   addrs=[m.addr16(self.local)], **kw)
         if ptype == m.T_CONNECT:
             return m.packet(ptype, ext, scid=self.cid)
         return m.packet(ptype, ext, dcid=self.peer_cid,

@@ -37,7 +37,7 @@ def main():
     acks = [pl for pl in pk if pl[1] == m.T_ACK]
     p = Peer(peer, target, listen=False)
     last = seq[-1]
-    spoof_src = peer.rsplit(".", 1)[0] + ".99"
+    spoof_src = m.spoofed(peer)
     for i in range(count):
         b = bytearray(random.choice(seq[-64:])[:-4])
         src, sport = peer, random.randrange(1024, 65536)

@@ -43,6 +43,7 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
 from pyverbs.wr import SGE, RecvWR, SendWR  # noqa: E402
 
 from mrlib import ipv4_gid_index  # noqa: E402
+from mrpkt import addr16  # noqa: E402
 
 ACC = {"w": e.IBV_ACCESS_REMOTE_WRITE, "r": e.IBV_ACCESS_REMOTE_READ,
        "a": e.IBV_ACCESS_REMOTE_ATOMIC}
@@ -55,10 +56,7 @@ OPC = {"send": e.IBV_WR_SEND, "write": e.IBV_WR_RDMA_WRITE,
 
 def peer_gid(peer_ip):
     """The GID of a peer address: IPv4-mapped, or the IPv6 address."""
-    if ":" in peer_ip:
-        raw = socket.inet_pton(socket.AF_INET6, peer_ip)
-    else:
-        raw = b"\0" * 10 + b"\xff\xff" + socket.inet_aton(peer_ip)
+    raw = addr16(peer_ip)
     return ":".join(raw[i:i + 2].hex() for i in range(0, 16, 2))
 
 
@@ -263,9 +261,11 @@ class Target:
 
 def serve(dev, port):
     t = Target(dev)
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # Dual stack: the runner may reach us over IPv4 or IPv6.
+    ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", port))
+    ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    ls.bind(("::", port))
     ls.listen(1)
     print("target: %s listening on %d" % (dev, port), flush=True)
     while True:
