@@ -35,6 +35,7 @@ from conf_dgm import DatagramTests
 from conf_init import InitiatorTests
 from conf_req import RequesterTests
 from conf_stream import StreamTests
+from conf_verbs import VerbsTests
 from peer import Peer
 from verdict import Failed, need, record, results
 
@@ -60,7 +61,8 @@ class Agent:
         return ans
 
 
-class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests):
+class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests,
+            VerbsTests):
     def __init__(self, local, target, aport, extra=()):
         self.local, self.target = local, target
         self.extra = list(extra)   # further addresses of ours, unknown to the target
@@ -701,6 +703,8 @@ def main(argv):
              s.t_seg_window, s.t_write_imm, s.t_zero_len, s.t_requester,
              s.t_req_not_ready,
              s.t_req_stream_close,
+             s.t_rtr_ssn, s.t_attach_rules, s.t_tombstone, s.t_foreign_pd,
+             s.t_read_contexts, s.t_req_rd_limit,
              s.t_datagram_rx, s.t_datagram_tx,
              s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx,
              s.t_prehandshake, s.t_unknown_prehandshake, s.t_rate_hint, s.t_rate_share,

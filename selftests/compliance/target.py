@@ -8,14 +8,16 @@ completions.  One JSON request per line over TCP, one JSON answer per line.
 
 Requests ({"op": ...}):
   qp        peer_ip, peer_qpn, [mr_len, recvs, recv_len, access, mtu,
-            timeout]
+            timeout, state, rq_psn, sq_psn, rd_atomic]
             -> qpn, rkey, va, len, recv_va, gid
   read      qpn, off, len          -> hex of the QP's MR bytes
   fill      qpn, off, len, byte    set MR bytes
   post_recv qpn, n, [len]
   poll      qpn                    -> completions (both CQs)
   post_send qpn, opcode (send|write|read|send_imm|write_imm), len,
-            [rkey, va, off, imm, solicited]
+            [rkey, va, off, imm, solicited, fence]
+  foreign_mr [len]                 -> rkey, va, len of an MR in another PD
+  read_foreign rkey, len           -> hex of that MR's bytes
   ud_qp     [qkey, recvs, recv_len]  -> qpn (a UD QP in RTS)
   post_ud   qpn, peer_ip, dqpn, qkey, len, [imm, off]
   state     qpn                    -> QP state
@@ -89,9 +91,11 @@ class Target:
         return AHAttr(gr=gr, is_global=1, port_num=1)
 
     def op_qp(self, peer_ip, peer_qpn, mr_len=65536, recvs=8, recv_len=4096,
-              access="wra", mtu=1024, timeout=10, state="rts"):
+              access="wra", mtu=1024, timeout=10, state="rts", rq_psn=0,
+              sq_psn=0, rd_atomic=4):
         """An RC QP towards the peer, in RTS, or left in INIT with
-        state="init" (op_rts moves it on)."""
+        state="init" (op_rts moves it on).  rd_atomic is both its
+        max_rd_atomic and its max_dest_rd_atomic."""
         acc = e.IBV_ACCESS_LOCAL_WRITE
         for c in access:
             acc |= ACC[c]
@@ -110,10 +114,10 @@ class Target:
         attr.qp_access_flags = acc
         attr.ah_attr = self.ah(peer_ip)
         attr.dest_qp_num = peer_qpn
-        attr.rq_psn = 0
-        attr.sq_psn = 0
-        attr.max_dest_rd_atomic = 4
-        attr.max_rd_atomic = 4
+        attr.rq_psn = rq_psn
+        attr.sq_psn = sq_psn
+        attr.max_dest_rd_atomic = rd_atomic
+        attr.max_rd_atomic = rd_atomic
         attr.min_rnr_timer = 1
         attr.timeout = timeout
         attr.retry_cnt = 7
@@ -177,12 +181,14 @@ class Target:
             time.sleep(0.01)
 
     def op_post_send(self, qpn, opcode, len, rkey=0, va=0, off=0, wr_id=1,
-                     imm=None, solicited=False):
+                     imm=None, solicited=False, fence=False):
         q = self.qps[qpn]
         sge = SGE(q["mr"].buf + off, len, q["mr"].lkey)
         flags = e.IBV_SEND_SIGNALED
         if solicited:
             flags |= e.IBV_SEND_SOLICITED
+        if fence:
+            flags |= e.IBV_SEND_FENCE
         wr = SendWR(wr_id=wr_id, opcode=OPC[opcode], num_sge=1, sg=[sge],
                     send_flags=flags)
         if imm is not None:
@@ -252,6 +258,21 @@ class Target:
             return dict(value=old)
         except OSError:
             return dict(value=None)
+
+    def op_foreign_mr(self, len=4096):
+        """An MR with every remote access in a protection domain of its
+        own: its R_Key is valid, but for no QP of ours."""
+        if not hasattr(self, "pd2"):
+            self.pd2 = PD(self.ctx)
+            self.foreign = []
+        mr = MR(self.pd2, len, e.IBV_ACCESS_LOCAL_WRITE | ACC["w"] | ACC["r"] | ACC["a"])
+        mr.write(b"\x5a" * len, len)
+        self.foreign.append(mr)
+        return dict(rkey=mr.rkey, va=mr.buf, len=len)
+
+    def op_read_foreign(self, rkey, len):
+        mr = next(x for x in self.foreign if x.rkey == rkey)
+        return dict(hex=mr.read(len, 0).hex())
 
     def op_destroy(self, qpn):
         q = self.qps.pop(qpn)

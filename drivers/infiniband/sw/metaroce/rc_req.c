@@ -271,19 +271,32 @@ static struct mroce_send_wqe *mroce_rc_fetch(struct mroce_qp *qp)
 	return wqe;
 }
 
-static bool mroce_fenced(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
+/* READ and ATOMIC requests of qp sent and still waiting for a response. */
+static u32 mroce_responses_due(struct mroce_qp *qp)
 {
-	u32 idx;
+	u32 idx, n = 0;
 
-	if (!(wqe->send_flags & IB_SEND_FENCE))
-		return false;
 	for (idx = qp->sq.ring.cons; idx != qp->stream.send_idx; idx++) {
 		struct mroce_send_wqe *w = mroce_shadow(qp, idx);
 
-		if (mroce_wqe_has_response(w->opcode) && !w->resp_done)
-			return true;
+		if (mroce_wqe_has_response(w->opcode) && !w->resp_done &&
+		    w->status == IB_WC_SUCCESS && w->rc_status == IB_WC_SUCCESS)
+			n++;
 	}
-	return false;
+	return n;
+}
+
+/*
+ * Must wqe wait for responses to earlier requests?  A fenced one waits
+ * for all of them (MRC-ORD-011); a READ or ATOMIC while max_rd_atomic are
+ * in flight (MRC-PLC-020).
+ */
+static bool mroce_held_back(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
+{
+	if (wqe->send_flags & IB_SEND_FENCE)
+		return mroce_responses_due(qp);
+	return mroce_wqe_has_response(wqe->opcode) &&
+	       mroce_responses_due(qp) >= qp->attr.max_rd_atomic;
 }
 
 /* Send what the window allows of qp's posted work.  conn->lock held. */
@@ -332,7 +345,7 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			mroce_rc_complete_ready(conn, qp);
 			continue;
 		}
-		if (!st->send_off && mroce_fenced(qp, wqe))
+		if (!st->send_off && mroce_held_back(qp, wqe))
 			return;		/* the response completion kicks us */
 
 		memset(&rec, 0, sizeof(rec));
