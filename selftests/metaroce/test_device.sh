@@ -11,7 +11,7 @@ ok_if "metaroce is not loaded before the first link add" \
 ok_if "rdma link add autoloads the module (ns A, name mroce_a)" \
 	ip netns exec $NS_A rdma link add mroce_a type metaroce netdev va
 ok_if "module is loaded" grep -q "^metaroce " /proc/modules
-ok_if "a device name without any 'mroce' prefix works (ns B, name zz9)" \
+ok_if "MRC-VRB-003: a device name without any 'mroce' prefix works (ns B, name zz9)" \
 	ip netns exec $NS_B rdma link add zz9 type metaroce netdev vb
 ok_if "rdma link show lists each device with its netdev in its namespace" bash -c \
 	'ip netns exec mra rdma link show | grep -q "^link mroce_a/1 .* netdev va " &&

@@ -92,6 +92,8 @@ ok_if "the receiver saw and echoed CE marks" test "$(cnt mr ecn_ce_rcvd)" -gt 0
 ce_cuts=0
 for i in $(seq 1 $N); do ce_cuts=$((ce_cuts + $(cnt ms$i cwnd_reductions_ecn))); done
 diag "sender window cuts on ECN: $ce_cuts; hint-limited packets: $(for i in $(seq 1 $N); do cnt ms$i hint_limited; done | tr '\n' ' ')"
+# MRC-CC-001 (in part): with default tunables the senders run the spec's
+# ECN-driven window control.
 ok_if "senders cut their windows on ECN" test $ce_cuts -gt 0
 diag "bottleneck: $sent packets, $marked marked, $dropped dropped"
 ok_if "marking, not loss, controls the queue (drops < 2% of packets)" \

@@ -3,7 +3,7 @@
 # async events), active MTU from the netdev MTU.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 15
+tap_plan 16
 setup_two_hosts
 ip netns exec $NS_A rdma link add mra0 type metaroce netdev va
 
@@ -37,7 +37,11 @@ ok_if "peer down (carrier lost): port DOWN" \
 ip -n $NS_B link set vb up
 ok_if "carrier back: port ACTIVE" \
 	wait_for 5 port_is ACTIVE
-ok_if "ibv_asyncwatch saw PORT_ERR then PORT_ACTIVE" wait_for 5 async_saw
+ok_if "MRC-VRB-007: ibv_asyncwatch saw PORT_ERR then PORT_ACTIVE" wait_for 5 async_saw
+ip -n $NS_A addr add 10.78.2.5/24 dev va
+ok_if "MRC-VRB-007: an added address raised IBV_EVENT_GID_CHANGE" \
+	wait_for 5 grep -q IBV_EVENT_GID_CHANGE /tmp/async.txt
+ip -n $NS_A addr del 10.78.2.5/24 dev va
 kill $watch 2>/dev/null
 wait $watch 2>/dev/null
 diag "$(cat /tmp/async.txt)"

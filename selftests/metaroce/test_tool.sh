@@ -59,7 +59,7 @@ ok_if "show lists plane 0 (va) and the link speed" \
 	bash -c "grep -q '^device la: port ACTIVE' <<<'$show' && grep -q 'plane 0: va ' <<<'$show'"
 
 json=$(mra show --json)
-ok_if "show --json parses, with the same connection and paths" python3 -c '
+ok_if "show --json parses, with the same connection and paths (per-path values, MRC-CNT-004)" python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
 la = [x for x in d["devices"] if x["name"] == "la"][0]
