@@ -18,6 +18,7 @@ from peer import Peer
 from verdict import need, record
 
 QPS_ERR = 6
+WC_LOC_QP_OP_ERR = 2
 
 
 def is_seq(r):
@@ -382,6 +383,50 @@ class InitiatorTests:
                "512 bytes)" % (wr_status(w), sorted({(r["payload_len"], r["segshift"])
                                                      for r in sent})))
         self.check_after_handshake(pp, c, pp.seen[n0:], npaths)
+
+    def t_init_no_atomic(self):
+        """A QP entering RTR makes the target connect (MRC-CONN-031).  A
+        WRITE posted at once is sent, if before our CONNECT_ACK, only in
+        the pre-handshake form on path 0 (MRC-CONN-018).  Our CONNECT_ACK
+        lacks the ATOMIC capability: an atomic posted then fails locally
+        with LOC_QP_OP_ERR and sends nothing (MRC-PLC-028)."""
+        pp = self.init_peer(2, caps=m.CAP_HINT)
+        if not pp:
+            return
+        n_pre = len(pp.seen)
+        q = self.new_qp(peer_ip=pp.local, timeout=18)
+        c = self.connect_of(pp)
+        record("MRC-CONN-031", c is not None,
+               "no CONNECT after a QP towards a new peer entered RTR")
+        need(c, "no CONNECT towards an address the target had no connection with")
+        self.a("post_send", qpn=q["qpn"], opcode="write", len=64, rkey=0x3300, va=0, wr_id=9)
+        time.sleep(0.3)
+        n0 = len(pp.seen)
+        ci = next(i for i in range(n_pre, n0) if pp.seen[i]["type"] == m.T_CONNECT)
+        early = [r for r in pp.seen[n_pre:ci] if is_seq(r)]
+        bad = [(r["path_id"], r["dcid"], r["token"]) for r in pp.seen[ci:n0]
+               if is_seq(r) and (r["path_id"], r["dcid"], r["token"]) != (0, 0, c["cx_token"])]
+        record("MRC-CONN-018", not early and not bad,
+               "before our CONNECT_ACK: %d sequenced packets before the CONNECT; after it, "
+               "not (path 0, DCID 0, the initiator's token): %s" % (len(early), bad))
+        pp.hook = None
+        pp.auto_ack = True      # paths and probes answered from now on
+        pp.answer_connect(c)
+        pk = self.stream_pkts(q, (m.T_WRITE,), lambda o: len(o) >= 1, peer=pp)
+        need(pk, "no WRITE after the handshake")
+        self.sr_to(q, pk[-1], 0, peer=pp)
+        w = self.swcs(q, 2.0)
+        need(wr_status(w) == [(9, 0)], "WRITE completions %s" % w)
+        n0 = len(pp.seen)
+        self.a("post_send", qpn=q["qpn"], opcode="fetch_add", len=8, rkey=0x5500,
+               va=0x8000, wr_id=7, compare_add=1)
+        w = self.swcs(q, 2.0)
+        time.sleep(0.3)
+        atomics = [r for r in pp.seen[n0:] if r["type"] in (m.T_ATOMIC_CS, m.T_ATOMIC_FA)]
+        record("MRC-PLC-028", wr_status(w) == [(7, WC_LOC_QP_OP_ERR)] and not atomics,
+               "atomic towards a peer without ATOMIC: completions %s, %d ATOMIC packets "
+               "sent" % (wr_status(w), len(atomics)))
+        self.a("destroy", qpn=q["qpn"])
 
     # Paths we answer by hand -----------------------------------------------
     def t_init_paths(self):

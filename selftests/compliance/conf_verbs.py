@@ -223,3 +223,41 @@ class VerbsTests:
                                                          (20, 0)] and
                all(mem[64 * i:64 * i + 16] == bytes([i]) * 16 for i in range(4)),
                "completions %s" % [(x["wr_id"], x["status"]) for x in w])
+
+    def t_req_credit(self):
+        """The target as requester under receive credit (MRC-ORD-016,
+        MRC-PLC-039): past the MSN Limit of our CREDIT record it holds its
+        SENDs; with nothing else in flight it may send one as a probe after
+        rto_min_us without a credit update; a higher limit lets the next
+        one go."""
+        rto_min = (self.tunable("rto_min_us") or 1000) / 1e6
+        q = self.new_qp(timeout=18)
+        self.a("post_send", qpn=q["qpn"], opcode="send", len=16, wr_id=1)
+        pk = self.stream_pkts(q, (m.T_SEND,), lambda o: len(o) >= 1)
+        need(pk and pk[0]["msn"] == 0, "first SEND: %s" % [(r["ssn"], r["msn"]) for r in pk])
+        self.sr_to(q, pk[-1], 0, limit=0)       # CREDIT, MSN Limit 0
+        t_sr = time.monotonic()
+        need(self.swcs(q, 2.0), "the first SEND did not complete")
+        for wr in (2, 3):
+            self.a("post_send", qpn=q["qpn"], opcode="send", len=16, wr_id=wr)
+        held = self.stream_pkts(q, (m.T_SEND,), lambda o: False, timeout=rto_min * 0.6)
+        probe = self.stream_pkts(q, (m.T_SEND,), lambda o: len(o) >= 1, timeout=rto_min * 4)
+        dt = probe[0]["t"] - t_sr if probe else None
+        more = self.stream_pkts(q, (m.T_SEND,), lambda o: False, timeout=rto_min * 0.5)
+        msns = sorted({r["msn"] for r in probe + more})
+        record("MRC-ORD-016 MRC-PLC-039",
+               not held and probe and msns == [1] and dt >= rto_min * 0.9,
+               "MSN Limit 0, SENDs with MSN 1 and 2 posted: %d sent within %.2f s; then "
+               "MSNs %s, the first %s s after our record (rto_min_us %.2f s)" %
+               (len(held), rto_min * 0.6, msns, dt and round(dt, 3), rto_min))
+        need(probe, "no SEND after the credit wait")
+        self.sr_to(q, probe[-1], 1, limit=2)
+        nxt = self.stream_pkts(q, (m.T_SEND,), lambda o: any(r["msn"] == 2 for r in o),
+                               timeout=rto_min * 3)
+        record("MRC-ORD-016", any(r["msn"] == 2 for r in nxt),
+               "MSN Limit 2: SEND with MSN 2 %s" % ("sent" if nxt else "not sent"))
+        if nxt:
+            self.sr_to(q, nxt[-1], 2, limit=2)
+        w = self.swcs(q, 2.0)
+        record("MRC-ORD-016", [(x["wr_id"], x["status"]) for x in w] == [(2, 0), (3, 0)],
+               "completions %s" % [(x["wr_id"], x["status"]) for x in w])

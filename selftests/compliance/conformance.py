@@ -11,8 +11,8 @@ target runs the agent selftests/compliance/target.py (AGENT_PORT, default
 polls completions and reads counters (and sets tunables, where it can).
 Each EXTRA_IP is a further address of this host that the target has no
 connection with: a target QP towards it makes the target the initiator
-of a connection (conf_init.py); without two of them those checks do not
-run.  Checks rely on the wire format only
+of a connection (conf_init.py); without three of them some of those
+checks do not run.  Checks rely on the wire format only
 and allow any number of paths the target may use.
 
 Prints one line per requirement ID of requirements.md: pass, fail (with the
@@ -621,6 +621,36 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
                        (resets[0]["reason"], "=" if resets[0]["token"] == other.token
                         else "!=", what))
 
+    def t_auth_connect(self):
+        """A CONNECT that offers authentication (AUTH, with or without a
+        MAC) to a target without authentication mode: a stateless RESET
+        AUTH, no connection, drop_auth (MRC-CONN-027)."""
+        if self.tunable("auth"):
+            return      # authentication mode on: a check for 16.5
+        for what, mac in (("with a MAC", True), ("without a MAC", False)):
+            other = Peer(self.local, self.target, sport=self.p.sport ^ 0x33, listen=False)
+            pkt = other.connect_pkt(caps=m.CAP_AUTH | m.CAP_ATOMIC)
+            if mac:
+                body = bytearray(pkt[:-4])
+                body[2:4] = struct.pack(">H", struct.unpack(">H", body[2:4])[0] | m.F_MAC)
+                pkt = m.seal(bytes(body) + os.urandom(16))
+            self.p.drain(0.2)
+            c0 = self.counters("drop_auth", "conn_active")
+            self.p.send_raw(pkt, sport=other.sport)
+            got = [r for r in self.p.drain(0.7) if r["dcid"] == other.cid]
+            c1 = self.counters("drop_auth", "conn_active")
+            rs = [(r["type"], r.get("reason"), r["scid"], r["token"] == other.token,
+                   r["flags"] & m.F_MAC) for r in got]
+            record("MRC-CONN-027", rs == [(m.T_RESET, 7, 0, True, 0)] and
+                   c1["drop_auth"] == c0["drop_auth"] + 1 and
+                   c1["conn_active"] == c0["conn_active"],
+                   "CONNECT with AUTH %s: answered (type, reason, SCID, CX token, MAC) %s; "
+                   "drop_auth +%d, conn_active +%d" %
+                   (what, rs, c1["drop_auth"] - c0["drop_auth"],
+                    c1["conn_active"] - c0["conn_active"]))
+            if got:
+                self.check_reply_addr(got[0], other.sport, "MRC-CONN-045")
+
     def t_whole_run(self):
         """Rules every packet the target sent during the run must follow."""
         mine = [r for r in self.p.seen if r["dcid"] == self.p.cid]
@@ -704,11 +734,12 @@ def main(argv):
              s.t_req_not_ready,
              s.t_req_stream_close,
              s.t_rtr_ssn, s.t_attach_rules, s.t_tombstone, s.t_foreign_pd,
-             s.t_read_contexts, s.t_req_rd_limit,
+             s.t_read_contexts, s.t_req_rd_limit, s.t_req_credit,
              s.t_datagram_rx, s.t_datagram_tx,
-             s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx,
+             s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx, s.t_auth_connect,
              s.t_prehandshake, s.t_unknown_prehandshake, s.t_rate_hint, s.t_rate_share,
-             s.t_init_fail, s.t_init_connect_required, s.t_init_connect, s.t_init_paths, s.t_whole_run]
+             s.t_init_fail, s.t_init_connect_required, s.t_init_connect, s.t_init_paths,
+             s.t_init_no_atomic, s.t_whole_run]
     crashed = []
     for t in tests:
         t0 = time.monotonic()

@@ -275,17 +275,26 @@ class Checks:
         old_cid, old_tok, old_peer = p.cid, p.token, (p.peer_cid, p.peer_token)
         pr = t.cnt("conn_peer_restart")
         p.epoch = random.randrange(1, 1 << 64)     # we "restart"
-        a = self.fresh()
-        record("MRC-CONN-044", a is not None and
+        # Every connection of the target is to our address (ours, and any
+        # its device peer there left): with max_conns_per_peer at their
+        # number, the new incarnation's CONNECT is accepted only if our
+        # old connection fails first (MRC-CONN-017).
+        per_peer = t.tunable("max_conns_per_peer")
+        t.tunable("max_conns_per_peer", max(1, t.cnt("conn_active")))
+        try:
+            a = self.fresh()
+        finally:
+            t.tunable("max_conns_per_peer", per_peer)
+        record("MRC-CONN-044 MRC-CONN-017", a is not None and
                t.cnt("conn_peer_restart") == pr + 1,
-               "CONNECT with a new epoch: %s, conn_peer_restart +%d" %
-               ("accepted" if a else "refused",
-                t.cnt("conn_peer_restart") - pr))
+               "CONNECT with a new epoch (max_conns_per_peer reached): %s, "
+               "conn_peer_restart +%d" % ("accepted" if a else "refused",
+                                          t.cnt("conn_peer_restart") - pr))
         new = (p.cid, p.token, p.peer_cid, p.peer_token)
         p.cid, p.token = old_cid, old_tok
         p.peer_cid, p.peer_token = old_peer
         op = self.request_answered(p)
-        record("MRC-CONN-044", op is None,
+        record("MRC-CONN-044 MRC-CONN-017", op is None,
                "the old connection still answers (%s)" % op)
         p.cid, p.token, p.peer_cid, p.peer_token = new
 

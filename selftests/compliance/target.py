@@ -14,8 +14,9 @@ Requests ({"op": ...}):
   fill      qpn, off, len, byte    set MR bytes
   post_recv qpn, n, [len]
   poll      qpn                    -> completions (both CQs)
-  post_send qpn, opcode (send|write|read|send_imm|write_imm), len,
-            [rkey, va, off, imm, solicited, fence]
+  post_send qpn, opcode (send|write|read|send_imm|write_imm|fetch_add|
+            cmp_swp), len, [rkey, va, off, imm, solicited, fence,
+            compare_add, swap]
   foreign_mr [len]                 -> rkey, va, len of an MR in another PD
   read_foreign rkey, len           -> hex of that MR's bytes
   ud_qp     [qkey, recvs, recv_len]  -> qpn (a UD QP in RTS)
@@ -53,7 +54,8 @@ MTU = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024,
        2048: e.IBV_MTU_2048, 4096: e.IBV_MTU_4096}
 OPC = {"send": e.IBV_WR_SEND, "write": e.IBV_WR_RDMA_WRITE,
        "read": e.IBV_WR_RDMA_READ, "send_imm": e.IBV_WR_SEND_WITH_IMM,
-       "write_imm": e.IBV_WR_RDMA_WRITE_WITH_IMM}
+       "write_imm": e.IBV_WR_RDMA_WRITE_WITH_IMM,
+       "fetch_add": e.IBV_WR_ATOMIC_FETCH_AND_ADD, "cmp_swp": e.IBV_WR_ATOMIC_CMP_AND_SWP}
 
 
 def peer_gid(peer_ip):
@@ -181,7 +183,7 @@ class Target:
             time.sleep(0.01)
 
     def op_post_send(self, qpn, opcode, len, rkey=0, va=0, off=0, wr_id=1,
-                     imm=None, solicited=False, fence=False):
+                     imm=None, solicited=False, fence=False, compare_add=0, swap=0):
         q = self.qps[qpn]
         sge = SGE(q["mr"].buf + off, len, q["mr"].lkey)
         flags = e.IBV_SEND_SIGNALED
@@ -195,6 +197,8 @@ class Target:
             wr.imm_data = socket.htonl(imm)     # __be32 in verbs
         if opcode in ("write", "read", "write_imm"):
             wr.set_wr_rdma(rkey, va)
+        elif opcode in ("fetch_add", "cmp_swp"):
+            wr.set_wr_atomic(rkey, va, compare_add, swap)
         q["qp"].post_send(wr)
         return {}
 

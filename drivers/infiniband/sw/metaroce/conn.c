@@ -447,6 +447,7 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 	conn->peer_token = be64_to_cpu(cx->token);
 	conn->peer_epoch = be64_to_cpu(cx->epoch);
 	conn->peer_guid = cx->guid;
+	conn->peer_atomic = !!(cx->caps & htons(MROCE_CAP_ATOMIC));
 	if (!conn->npaths)
 		conn->css_shift = min(conn->css_shift, maxsh);
 	conn->peer_max_paths = min_t(u32, max_paths, MROCE_MAX_PATHS);
@@ -870,8 +871,20 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		memcpy(local.raw, &ipv6_hdr(skb)->daddr, 16);
 		memcpy(peer.raw, &ipv6_hdr(skb)->saddr, 16);
 	}
+	if (bth->type == MROCE_T_CONNECT && mroce_cx_len_ok(bth) &&
+	    (((const struct mroce_cx *)(bth + 1))->caps &
+	     htons(MROCE_CAP_AUTH))) {
+		/*
+		 * Authentication offered, and this device has no
+		 * authentication mode: RESET AUTH (MRC-CONN-027).
+		 */
+		mroce_count(mdev, DROP_AUTH);
+		mroce_reset_stateless(mdev, skb, &local, &peer, MROCE_RST_AUTH,
+				      0);
+		return;
+	}
 	if (ntohs(bth->flags) & MROCE_F_MAC) {
-		mroce_count(mdev, DROP_AUTH);	/* no authentication mode yet */
+		mroce_count(mdev, DROP_AUTH);	/* no authentication mode */
 		return;
 	}
 	if (bth->type == MROCE_T_CONNECT) {

@@ -38,6 +38,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_CWND_REDUCTIONS_LOSS] = { .name = "cwnd_reductions_loss" },
 	[MROCE_CNT_HINT_LIMITED] = { .name = "hint_limited" },
 	[MROCE_CNT_MSG_SLOTS_WAITS] = { .name = "msg_slots_waits" },
+	[MROCE_CNT_CREDIT_WAITS] = { .name = "credit_waits" },
 	[MROCE_CNT_PATHS_ACTIVE] = { .name = "paths_active" },
 	[MROCE_CNT_PATH_SUSPECT] = { .name = "path_suspect" },
 	[MROCE_CNT_PATH_REROUTES] = { .name = "path_reroutes" },

@@ -75,6 +75,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	st->rnr_left = qp->attr.rnr_retry;
 	st->nr_first = 0;
 	st->retry_left = qp->attr.retry_cnt;
+	st->credit_mode = false;
 	st->completed_ssn = qp->attr.rq_psn - 1;
 	st->rnr_nak_ssn = st->completed_ssn;
 	st->rnr_nak_until = jiffies;
@@ -299,6 +300,33 @@ static bool mroce_held_back(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
 	       mroce_responses_due(qp) >= qp->attr.max_rd_atomic;
 }
 
+/*
+ * Must wqe, which consumes a receive, wait for credit (MRC-ORD-016)?  Not
+ * while the peer sends no CREDIT records, nor within the MSN Limit.  Past
+ * it, one message may go as a probe when nothing else of the stream is in
+ * flight and no credit came for rto_min_us; else the stream waits for a
+ * record, or for that time.
+ */
+static bool mroce_credit_wait(struct mroce_conn *conn, struct mroce_qp *qp,
+			      struct mroce_send_wqe *wqe)
+{
+	struct mroce_stream *st = &qp->stream;
+	ktime_t probe_at;
+
+	if (!st->credit_mode || mroce_seq_diff(wqe->msn, st->msn_limit) <= 0)
+		return false;
+	probe_at = ktime_add_us(st->credit_at, READ_ONCE(mroce_rto_min_us));
+	if (qp->sq.ring.cons == st->send_idx &&
+	    !ktime_before(ktime_get(), probe_at)) {
+		st->credit_at = ktime_get();
+		return false;
+	}
+	mroce_count(conn->mdev, CREDIT_WAITS);
+	mroce_wait(conn, qp);
+	mroce_conn_wake_at(conn, probe_at);
+	return true;
+}
+
 /* Send what the window allows of qp's posted work.  conn->lock held. */
 static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff_head *q)
@@ -347,6 +375,17 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 		}
 		if (!st->send_off && mroce_held_back(qp, wqe))
 			return;		/* the response completion kicks us */
+		if (!st->send_off && mroce_wqe_consumes_recv(wqe->opcode) &&
+		    mroce_credit_wait(conn, qp, wqe))
+			return;
+		if (!st->send_off && mroce_wqe_has_response(wqe->opcode) &&
+		    wqe->opcode != IB_WR_RDMA_READ &&
+		    conn->state == MROCE_CONN_ESTABLISHED &&
+		    !conn->peer_atomic) {
+			/* The peer offers no atomics (MRC-PLC-028). */
+			wqe->status = IB_WC_LOC_QP_OP_ERR;
+			continue;
+		}
 
 		memset(&rec, 0, sizeof(rec));
 		rec.qp = qp;
@@ -529,6 +568,26 @@ void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 }
 
+/*
+ * The receive credit of a Stream Record (spec 11.5.2).  The MSN Limit
+ * never goes back, so an older record, reordered, cannot lower it.  The
+ * caller runs the waiting streams after the ACK's records.
+ */
+static void mroce_rc_rx_credit(struct mroce_stream *st, u8 flags, u32 limit)
+{
+	if (flags & MROCE_SRF_UNLIMITED) {
+		st->credit_mode = false;
+		return;
+	}
+	if (!(flags & MROCE_SRF_CREDIT))
+		return;
+	if (!st->credit_mode || mroce_seq_diff(limit, st->msn_limit) > 0) {
+		st->msn_limit = limit;
+		st->credit_at = ktime_get();
+	}
+	st->credit_mode = true;
+}
+
 /* A Stream Record from the responder (spec 8, 11.3). */
 void mroce_rc_rx_sr(struct mroce_conn *conn, const struct mroce_sr *sr)
 {
@@ -542,8 +601,11 @@ void mroce_rc_rx_sr(struct mroce_conn *conn, const struct mroce_sr *sr)
 		return;
 	st = &qp->stream;
 	if (qp->ibqp.qp_type == IB_QPT_RC && st->conn == conn &&
-	    qp->attr.dest_qp_num == (ntohl(sr->resp_qpn) & MROCE_QPN_MASK))
+	    qp->attr.dest_qp_num == (ntohl(sr->resp_qpn) & MROCE_QPN_MASK)) {
 		mroce_rc_peer_completed(conn, qp, completed);
+		mroce_rc_rx_credit(st, ntohl(sr->flags_req_qpn) >> 24,
+				   ntohl(sr->msn_limit));
+	}
 	mroce_qp_put(qp);
 }
 

@@ -325,6 +325,7 @@ struct mroce_conn {
 	bool initiator;
 	bool half_open;			/* made by a CONNECT, unconfirmed (6.4) */
 	bool hints;			/* we advertised HINT (12.4) */
+	bool peer_atomic;		/* the peer's CX has ATOMIC (10.5) */
 	ktime_t half_open_until;
 	struct mroce_rate_window probe_rl;	/* PROBE_REPLYs sent */
 	union ib_gid local;		/* our address */
@@ -422,6 +423,9 @@ struct mroce_stream {
 	u8 nr_count;			/* how many of them */
 	u8 rnr_left;
 	u8 retry_left;
+	bool credit_mode;		/* the peer sends CREDIT records */
+	u32 msn_limit;			/* ... and its latest MSN Limit */
+	ktime_t credit_at;		/* last credit update or probe */
 	/* responder */
 	u32 completed_ssn;
 	u32 recv_msn;			/* MSN of the oldest posted receive */
