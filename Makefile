@@ -9,10 +9,10 @@
 #   make demo      boot the bundled VM: two devices in two namespaces
 #   make check     build, run every selftest in the VM, print a summary
 #   make lint      checkpatch --strict, sparse and W=1 on the kernel code
-#   make compliance TARGET=<ip> [LOCAL=<ip>] [AGENT_PORT=4794] [EXTRA="<ip> <ip> <ip>"]
+#   make compliance TARGET=<ip> [LOCAL=<ip>] [AGENT_PORT=4794] [EXTRA="<ip> <ip> <ip> <ip>"]
 #                  play the peer of the MetaRoCE device at TARGET (which runs
 #                  selftests/compliance/target.py DEV) and print every
-#                  requirement ID as pass, fail or untested; EXTRA: three more
+#                  requirement ID as pass, fail or untested; EXTRA: four more
 #                  local addresses TARGET has no connection with (the
 #                  target-initiated checks)
 #   make bench     benchmarks in the VM (about 30 min): BENCHMARKS.md,
@@ -68,7 +68,7 @@ demo: deps all
 	tools/demo.sh
 
 compliance:
-	@test -n "$(TARGET)" || { echo "usage: make compliance TARGET=<ip> [LOCAL=<ip>] [EXTRA=\"<ip> <ip> <ip>\"]" >&2; exit 2; }
+	@test -n "$(TARGET)" || { echo "usage: make compliance TARGET=<ip> [LOCAL=<ip>] [EXTRA=\"<ip> <ip> <ip> <ip>\"]" >&2; exit 2; }
 	cd selftests/compliance && /usr/bin/python3 conformance.py \
 		$(or $(LOCAL),$$(ip -o route get $(TARGET) | sed -n 's/.* src \([0-9a-f.:]*\).*/\1/p')) \
 		$(TARGET) $(or $(AGENT_PORT),4794) $(EXTRA)

@@ -384,12 +384,14 @@ class InitiatorTests:
                                                      for r in sent})))
         self.check_after_handshake(pp, c, pp.seen[n0:], npaths)
 
-    def t_init_no_atomic(self):
+    def t_init_simultaneous(self):
         """A QP entering RTR makes the target connect (MRC-CONN-031).  A
-        WRITE posted at once is sent, if before our CONNECT_ACK, only in
-        the pre-handshake form on path 0 (MRC-CONN-018).  Our CONNECT_ACK
-        lacks the ATOMIC capability: an atomic posted then fails locally
-        with LOC_QP_OP_ERR and sends nothing (MRC-PLC-028)."""
+        WRITE posted at once is sent, if before the handshake completes,
+        only in the pre-handshake form on path 0 (MRC-CONN-018).  We open
+        at the same time: our CONNECT crosses the target's, and the two
+        handshakes make one connection (MRC-CONN-025).  Our CX lacks the
+        ATOMIC capability: an atomic posted then fails locally with
+        LOC_QP_OP_ERR and sends nothing (MRC-PLC-028)."""
         pp = self.init_peer(2, caps=m.CAP_HINT)
         if not pp:
             return
@@ -411,8 +413,23 @@ class InitiatorTests:
                "not (path 0, DCID 0, the initiator's token): %s" % (len(early), bad))
         pp.hook = None
         pp.auto_ack = True      # paths and probes answered from now on
-        pp.answer_connect(c)
+        pp.send_raw(pp.connect_pkt())           # our own CONNECT
+        a = pp.recv(lambda r: r["type"] in (m.T_CONNECT_ACK, m.T_RESET) and
+                    r["dcid"] == pp.cid, 2.0)
+        pp.answer_connect(c)                    # and the answer to theirs
         pk = self.stream_pkts(q, (m.T_WRITE,), lambda o: len(o) >= 1, peer=pp)
+        later = [r for r in pp.seen[n0:] if r["type"] in (m.T_CONNECT, m.T_RESET)]
+        record("MRC-CONN-025",
+               a is not None and a["type"] == m.T_CONNECT_ACK and a["scid"] == c["scid"] and
+               a["cx_token"] == c["cx_token"] and pk and
+               (pk[0]["dcid"], pk[0]["scid"], pk[0]["token"]) == (pp.cid, c["scid"], pp.token) and
+               not [r for r in later if r["type"] == m.T_RESET],
+               "crossing CONNECTs: answer to ours %s; WRITE (DCID, SCID, Token) %s, expected "
+               "%s; RESETs %d" %
+               (a and (hex(a["type"]), hex(a["scid"])),
+                pk and tuple(hex(x) for x in (pk[0]["dcid"], pk[0]["scid"], pk[0]["token"])),
+                tuple(hex(x) for x in (pp.cid, c["scid"], pp.token)),
+                len([r for r in later if r["type"] == m.T_RESET])))
         need(pk, "no WRITE after the handshake")
         self.sr_to(q, pk[-1], 0, peer=pp)
         w = self.swcs(q, 2.0)
@@ -427,6 +444,73 @@ class InitiatorTests:
                "atomic towards a peer without ATOMIC: completions %s, %d ATOMIC packets "
                "sent" % (wr_status(w), len(atomics)))
         self.a("destroy", qpn=q["qpn"])
+
+    def windowed(self, pp, q, ptype, start, length, seg=1024, win=64):
+        """Run start() with the first two copies of segment 0 of q's next
+        message of type ptype to pp lost, then take the message's packets
+        as they come.  Returns them, and whether nothing from segment win
+        on arrived before the third copy of segment 0 (MRC-PLC-003), with
+        a note."""
+        lost = []
+
+        def lose(r):
+            if len(lost) < 2 and r["type"] == ptype and r.get("sqpn") == q["qpn"] and \
+                    r["offset"] == 0:
+                lost.append(r)
+                return True
+            return False
+        pp.lose = lose
+        n0 = len(pp.seen)
+        start()
+        pk = self.stream_pkts(q, (ptype,), lambda o: {r["offset"] for r in o} >=
+                              set(range(0, length, seg)), timeout=10.0, peer=pp)
+        pp.lose = None
+        order = [r["offset"] for r in pp.seen[n0:] if r["type"] == ptype and
+                 r.get("sqpn") == q["qpn"]]
+        zeros = [i for i, o in enumerate(order) if o == 0]
+        beyond = [i for i, o in enumerate(order) if o >= win * seg]
+        ok = len(zeros) >= 3 and beyond and beyond[0] > zeros[2] and \
+            {r["offset"] for r in pk} >= set(range(0, length, seg))
+        return pk, ok, ("%d segments, window %d, two copies of segment 0 lost: the third "
+                        "is arrival %s, the first segment >= %d arrival %s (of %d)" %
+                        (length // seg, win, zeros[2:3], win, beyond[:1], len(order)))
+
+    def t_init_seg_window(self):
+        """Our CX has Seg Win Shift 6: the target sends segment i of a
+        message only while i < its lowest undelivered segment + 64
+        (MRC-PLC-003), for a WRITE and for a READ response.  We lose the
+        first two copies of segment 0, so that the copy we take comes only
+        after an RTO: nothing from segment 64 on may come before it."""
+        pp = self.init_peer(3, seg_win_shift=6)
+        if not pp:
+            return
+        q = self.new_qp(peer_ip=pp.local, timeout=18, mr_len=131072)
+        c = self.connect_of(pp)
+        need(c, "no CONNECT towards an address the target had no connection with")
+        pp.hook = None
+        pp.auto_ack = True
+        pp.answer_connect(c)
+        length = 80 * 1024
+        pk, ok, note = self.windowed(pp, q, m.T_WRITE, lambda: self.a(
+            "post_send", qpn=q["qpn"], opcode="write", len=length, rkey=0x4400, va=0,
+            wr_id=5), length)
+        record("MRC-PLC-003", ok, "WRITE of " + note)
+        if pk:
+            self.sr_to(q, pk[-1], 0, peer=pp)
+        w = self.swcs(q, 2.0)
+        record("MRC-PLC-003", wr_status(w) == [(5, 0)], "WRITE completions %s" % w)
+        # The target as responder: the same rule for a READ response.
+        q2 = self.new_qp(peer_ip=pp.local, timeout=18, mr_len=131072)
+        self.a("fill", qpn=q2["qpn"], off=0, len=length, byte=0x6B)
+        pk, ok, note = self.windowed(pp, q2, m.T_READ_RESP, lambda: pp.send_seq(
+            m.T_READ_REQ, self.sx(q2, 0, 0, length) + m.rx(q2["va"], q2["rkey"])), length)
+        data = b"".join(r["payload"] for r in sorted({r["offset"]: r for r in pk}.values(),
+                                                     key=lambda r: r["offset"]))
+        record("MRC-PLC-003", ok and data == b"\x6b" * length,
+               "READ response of %s; data %s" %
+               (note, "ok" if data == b"\x6b" * length else "differs"))
+        self.a("destroy", qpn=q["qpn"])
+        self.a("destroy", qpn=q2["qpn"])
 
     # Paths we answer by hand -----------------------------------------------
     def t_init_paths(self):

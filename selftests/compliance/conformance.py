@@ -11,7 +11,7 @@ target runs the agent selftests/compliance/target.py (AGENT_PORT, default
 polls completions and reads counters (and sets tunables, where it can).
 Each EXTRA_IP is a further address of this host that the target has no
 connection with: a target QP towards it makes the target the initiator
-of a connection (conf_init.py); without three of them some of those
+of a connection (conf_init.py); without four of them some of those
 checks do not run.  Checks rely on the wire format only
 and allow any number of paths the target may use.
 
@@ -536,6 +536,33 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
         record("MRC-CONN-015 MRC-CONN-004", self.ack_of(psn) is not None,
                "the existing connection stopped answering after a CONNECT with "
                "another SCID from the same address")
+        need(a, "no CONNECT_ACK to the second CONNECT")
+        # The second connection works on its own (MRC-CONN-002): its
+        # packets are acknowledged on it.  A new QP towards us attaches at
+        # RTR to one of the two (MRC-CONN-031): its stream packets on the
+        # second are delivered if that is the one, else refused with NAK
+        # STREAM_CLOSED (MRC-CONN-033), never placed.
+        other.peer_cid, other.peer_token = a["scid"], a["cx_token"]
+        other.path_id = 0
+        q2 = self.new_qp()
+        data = bytes(range(48))
+        psn2 = other.send_seq(m.T_SEND, self.sx(q2, 0, 0, len(data)), data)
+        got2 = self.p.drain(1.0)
+        a2 = [r for r in got2 if r["type"] == m.T_ACK and r["dcid"] == other.cid and
+              r.get("cum_psn") is not None and m.sacked(r, psn2)]
+        n2 = [r["code"] for r in got2 if r["type"] == m.T_NAK and r["dcid"] == other.cid]
+        w = [x for x in self.a("poll", qpn=q2["qpn"], wait=1.0)["wcs"] if x["cq"] == "rcq"]
+        buf = bytes.fromhex(self.a("read_recv", qpn=q2["qpn"], off=0, len=48)["hex"])
+        delivered = [x["status"] for x in w] == [0] and buf == data and not n2
+        refused = not w and buf == b"\xa5" * 48 and n2 == [m.NAK_STREAM_CLOSED]
+        psn = self.p.send_seq(m.T_SEND, self.sx(q, 2, 2, 16), b"c" * 16)
+        a1 = self.ack_of(psn)
+        record("MRC-CONN-002", a2 and a2[0]["scid"] == a["scid"] and
+               (delivered or refused) and a1 is not None,
+               "a SEND on the second connection: path ACK %s, NAKs %s, receive completions "
+               "%s, buffer %s; the first connection: ACK %s" %
+               (bool(a2), n2, w, "the data" if buf == data else
+                "untouched" if buf == b"\xa5" * 48 else "other bytes", a1 is not None))
 
     def t_limits(self):
         """Resource limits (spec 16.4, 6.4): CONNECTs from our address past
@@ -689,6 +716,11 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
             record("MRC-ENC-010", flows and not bad and len(labels) > len(flows) // 2,
                    "Flow Labels per source port %s; %d labels for %d ports" %
                    (sorted(bad.items())[:4], len(labels), len(flows)))
+        # Every target QP towards us used the connection we opened.
+        cons = [r for r in self.p.seen if r["type"] == m.T_CONNECT]
+        record("MRC-CONN-001", not cons and self.nq > 10,
+               "%d QPs towards us; the target sent %d CONNECTs to our address" %
+               (self.nq, len(cons)))
         paths, sent, errs = {}, set(), []
         for r in mine:
             t = r["type"]
@@ -739,7 +771,7 @@ def main(argv):
              s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx, s.t_auth_connect,
              s.t_prehandshake, s.t_unknown_prehandshake, s.t_rate_hint, s.t_rate_share,
              s.t_init_fail, s.t_init_connect_required, s.t_init_connect, s.t_init_paths,
-             s.t_init_no_atomic, s.t_whole_run]
+             s.t_init_simultaneous, s.t_init_seg_window, s.t_whole_run]
     crashed = []
     for t in tests:
         t0 = time.monotonic()

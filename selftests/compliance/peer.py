@@ -92,6 +92,9 @@ class Peer:
         # Called in the receive thread with each packet before the
         # automatic answers; when it returns True they are skipped.
         self.hook = None
+        # Called first: when it returns True, the packet counts as lost
+        # (in seen, but neither acknowledged nor queued for recv()).
+        self.lose = None
         if listen:
             threading.Thread(target=self._loop, daemon=True).start()
 
@@ -182,6 +185,8 @@ class Peer:
             if not p:
                 continue
             self.seen.append(p)
+            if self.lose and self.lose(p):
+                continue
             try:
                 self._auto(p)
             except OSError:

@@ -17,9 +17,9 @@ run_compliance() {
 
 	setup_two_hosts
 	if [ "$1" = 6 ]; then
-		local_ip=$IP6_B target_ip=$IP6_A extra="fd77::3 fd77::4 fd77::5" pfx=64
+		local_ip=$IP6_B target_ip=$IP6_A extra="fd77::3 fd77::4 fd77::5 fd77::6" pfx=64
 	else
-		local_ip=$IP_B target_ip=$IP_A extra="10.77.0.3 10.77.0.4 10.77.0.5"
+		local_ip=$IP_B target_ip=$IP_A extra="10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6"
 	fi
 	ip netns exec $NS_A rdma link add ra type metaroce netdev va
 	# The peer is Python under TCG: it answers within ~100 ms, not within
@@ -34,7 +34,7 @@ run_compliance() {
 	ip netns exec $NS_A /usr/bin/python3 $COMP/target.py ra 4794 > /tmp/agent.log 2>&1 &
 	agent=$!
 	wait_for 60 grep -q listening /tmp/agent.log
-	# Three more addresses of host B that host A has no connection with: a
+	# Four more addresses of host B that host A has no connection with: a
 	# target QP towards one makes the target the initiator (conf_init.py).
 	for ip in $extra; do
 		ip -n $NS_B addr add $ip/$pfx dev vb nodad

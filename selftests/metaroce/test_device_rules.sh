@@ -21,7 +21,7 @@ PORT=5001
 KV_A=da KV_B=db
 PARAMS=/sys/module/metaroce/parameters
 
-tap_plan 22
+tap_plan 25
 need_mr_tool
 for t in tcpdump tshark; do
 	command -v $t >/dev/null ||
@@ -88,9 +88,6 @@ ok_if "MRC-VRB-002: driver_id 0 and the header's ABI version (netlink, sysfs)" \
 	py driver_id da
 ok_if "MRC-VRB-008/015: advertised features are the offered ones; UC, XRC, ODP refused" \
 	py features da
-# MRC-ORD-011 (py fence da db: a fenced WRITE behind a SEND in RNR) is
-# not run: the driver holds a fenced request only for earlier READ and
-# ATOMIC responses (rc_req.c, mroce_held_back), so it fails.
 
 # A device deleted and created again gets a new epoch; db keeps its own.
 ip netns exec $NS_A rdma link delete da
@@ -258,6 +255,20 @@ ok_if "MRC-PATH-024: va2 down under an idle connection: its paths FAILED within 
 diag "$(mra show da)"
 ip -n $NS_A link set va2 up
 ok_if "va2 up: its paths ACTIVE again" wait_for 30 plane_paths 1 ACTIVE
+
+# --- a plane's MTU falls below what the segment size needs -----------
+ip -n $NS_A link set va2 mtu 1000
+ip -n $NS_B link set vb2 mtu 1000
+ok_if "MRC-ENC-024: va2 MTU 1000 (< 1024 + 124): its paths FAILED" \
+	wait_for 5 plane_paths 1 FAILED
+ok_if "RC SEND, WRITE, READ on plane 0 alone, every byte" \
+	kverbs rc_send,rc_write,rc_read size=262144
+ip -n $NS_A link set va2 mtu 1500
+ip -n $NS_B link set vb2 mtu 1500
+sleep 2
+ok_if "MRC-ENC-024: MTU 1500 again: va2's paths stay FAILED for this connection" \
+	plane_paths 1 FAILED
+diag "$(mra show da)"
 ok_if "RC WRITE/READ after all that, every byte" kverbs rc_write,rc_read size=262144
 
 ip netns exec $NS_A rdma link delete da

@@ -454,6 +454,7 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 	/* Above 1000 us is out of the tunable's range: a peer's mistake. */
 	conn->peer_max_ack_delay = min_t(u16, ntohs(cx->max_ack_delay), 1000);
 	conn->peer_slots = ntohl(cx->rx_msg_slots);	/* 64.. checked */
+	conn->peer_seg_win_shift = cx->seg_win_shift;	/* 6..16 checked */
 	conn->npeer_addrs = min_t(u8, cx->num_addrs, MROCE_MAX_PLANES);
 	memcpy(conn->peer_addrs, cx + 1, 16 * conn->npeer_addrs);
 	if (conn->npaths)
@@ -981,15 +982,41 @@ struct mroce_plane_ev {
 	bool added;
 };
 
+/*
+ * May conn use plane now?  Up, and its MTU never fell below what the
+ * connection segment size needs (MRC-ENC-024).  RCU or RTNL held.
+ */
+bool mroce_conn_plane_usable(struct mroce_conn *conn, int plane)
+{
+	return !(conn->planes_small & BIT(plane)) &&
+	       mroce_plane_up(conn->mdev, plane);
+}
+
+/*
+ * Does plane's MTU still take conn's segments?  Once it did not, the
+ * plane stays unused by conn for good (MRC-ENC-024).  RCU or RTNL held.
+ */
+static bool mroce_conn_plane_fits(struct mroce_conn *conn, int plane)
+{
+	struct net_device *ndev = mroce_plane_dev(conn->mdev, plane);
+
+	if (ndev && READ_ONCE(ndev->mtu) <
+	    (256U << conn->css_shift) + MROCE_MAX_HDR_OVERHEAD)
+		conn->planes_small |= BIT(plane);
+	return !(conn->planes_small & BIT(plane));
+}
+
 static void mroce_conn_plane_ev(struct mroce_conn *conn,
 				const struct mroce_plane_ev *ev,
 				struct sk_buff_head *q)
 {
 	if (ev->added) {
 		mroce_conn_pair_planes(conn);
-		if (conn->planes_paired & BIT(ev->plane))
+		if (conn->planes_paired & BIT(ev->plane) &&
+		    mroce_conn_plane_fits(conn, ev->plane))
 			mroce_paths_add_plane(conn, ev->plane, true, q);
-	} else if (ev->up && !ev->removed) {
+	} else if (ev->up && !ev->removed &&
+		   mroce_conn_plane_fits(conn, ev->plane)) {
 		mroce_conn_plane_up(conn, ev->plane, q);
 	} else {
 		mroce_paths_plane_down(conn, ev->plane, ev->removed, q);

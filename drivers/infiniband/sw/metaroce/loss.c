@@ -438,6 +438,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		if (f->rec.qp && f->rec.type != MROCE_T_READ_RESP &&
 		    f->rec.type != MROCE_T_ATOMIC_RESP)
 			mroce_sync_arm(conn, f->rec.qp, true);
+		mroce_rc_delivered(&f->rec);
 		mroce_resolve(path, f);
 	}
 	/*

@@ -436,7 +436,7 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 			mroce_path_set_state(conn, path, MROCE_PATH_FAILED);
 		break;
 	case MROCE_PATH_FAILED:
-		if (path->removed || !mroce_plane_up(conn->mdev, path->plane))
+		if (path->removed || !mroce_conn_plane_usable(conn, path->plane))
 			break;
 		if (short_failed ? since_probe >= pto :
 		    ktime_ms_delta(now, path->state_at) >=
@@ -490,7 +490,7 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 			break;
 		case MROCE_PATH_FAILED:
 			if (path->removed ||
-			    !mroce_plane_up(conn->mdev, path->plane))
+			    !mroce_conn_plane_usable(conn, path->plane))
 				break;
 			t = short_failed ?
 			    ktime_add_us(path->probe_at,

@@ -76,7 +76,9 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	st->nr_first = 0;
 	st->retry_left = qp->attr.retry_cnt;
 	st->credit_mode = false;
+	mroce_segwin_start(&st->req_win, st->next_ssn - 1);	/* none */
 	st->completed_ssn = qp->attr.rq_psn - 1;
+	mroce_segwin_start(&st->resp_win, st->completed_ssn);
 	st->rnr_nak_ssn = st->completed_ssn;
 	st->rnr_nak_until = jiffies;
 	st->recv_msn = 0;
@@ -415,8 +417,12 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			return;
 		}
 
+		if (!st->send_off)
+			mroce_segwin_start(&st->req_win, wqe->ssn);
 		do {
-			if (!mroce_path_has_room(conn)) {
+			if (!mroce_path_has_room(conn) ||
+			    !mroce_segwin_open(conn, &st->req_win,
+					       st->send_off >> (8 + rec.segshift))) {
 				mroce_wait(conn, qp);
 				return;
 			}

@@ -294,7 +294,10 @@ static void mroce_deliver_recv(struct mroce_qp *qp, struct mroce_tracker *t)
 	qp->stream.recv_msn++;
 }
 
-/* Queue READ_RESP packets of t while the window has room; true when all. */
+/*
+ * Queue READ_RESP packets of t while the path and segment windows have
+ * room; true when all are queued.
+ */
 static bool mroce_read_respond(struct mroce_conn *conn, struct mroce_qp *qp,
 			       struct mroce_tracker *t, struct sk_buff_head *q)
 {
@@ -311,7 +314,9 @@ static bool mroce_read_respond(struct mroce_conn *conn, struct mroce_qp *qp,
 	};
 
 	do {
-		if (!mroce_path_has_room(conn))
+		if (!mroce_path_has_room(conn) ||
+		    !mroce_segwin_open(conn, &qp->stream.resp_win,
+				       t->seg_base >> (8 + t->segshift)))
 			return false;
 		rec.offset = t->seg_base;	/* bytes sent so far */
 		rec.plen = min(seg, t->msg_len - rec.offset);
@@ -353,6 +358,7 @@ static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
 		if (!t->executed) {
 			t->executed = true;
 			t->seg_base = 0;
+			mroce_segwin_start(&st->resp_win, t->ssn);
 		}
 		return mroce_read_respond(conn, qp, t, q);
 	}

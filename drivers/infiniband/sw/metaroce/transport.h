@@ -349,6 +349,7 @@ struct mroce_conn {
 	u16 peer_max_ack_delay;		/* us, from the peer's CX (6.3.7) */
 	u16 max_ack_delay;		/* us, ours: ack_coalesce_us at creation */
 	u32 rx_slots;			/* our Rx Message Slots (CX), fixed */
+	u8 peer_seg_win_shift;		/* the peer's Seg Win Shift (10.1.2) */
 	u32 peer_slots;			/* the peer's: our messages in flight ... */
 	u32 msgs_out;			/* ... at most (MRC-ORD-013) */
 	bool ack_now;			/* the packet in hand needs an ACK (8.2) */
@@ -356,6 +357,7 @@ struct mroce_conn {
 	u8 npeer_addrs;			/* the peer's plane addresses (CX) */
 	union ib_gid peer_addrs[MROCE_MAX_PLANES];
 	u8 planes_paired;		/* bit i: plane i has addresses */
+	u8 planes_small;		/* bit i: plane i's MTU fell below CSS */
 	union ib_gid laddr[MROCE_MAX_PLANES];	/* per plane: ours ... */
 	union ib_gid raddr[MROCE_MAX_PLANES];	/* ... and the peer's */
 	u8 npaths;
@@ -397,6 +399,17 @@ struct mroce_conn {
 };
 
 /* Per-RC-QP transport state (a stream), under conn->lock. */
+/*
+ * The segment window of the message a stream is sending (spec 10.1.2,
+ * segwin.c): its SSN, its lowest segment not delivered yet, and which
+ * segments from there on are (bit seg % MROCE_SEG_WIN).
+ */
+struct mroce_segwin {
+	u32 ssn;
+	u32 base;
+	DECLARE_BITMAP(done, MROCE_SEG_WIN);
+};
+
 struct mroce_stream {
 	struct mroce_conn *conn;
 	struct list_head wait_entry;	/* on wait_qps or slot_waiters */
@@ -423,6 +436,7 @@ struct mroce_stream {
 	u8 nr_count;			/* how many of them */
 	u8 rnr_left;
 	u8 retry_left;
+	struct mroce_segwin req_win;	/* of the request being sent */
 	bool credit_mode;		/* the peer sends CREDIT records */
 	u32 msn_limit;			/* ... and its latest MSN Limit */
 	ktime_t credit_at;		/* last credit update or probe */
@@ -431,6 +445,7 @@ struct mroce_stream {
 	u32 recv_msn;			/* MSN of the oldest posted receive */
 	u32 rnr_nak_ssn;		/* last message NAKed RNR ... */
 	unsigned long rnr_nak_until;	/* ... and until when not again */
+	struct mroce_segwin resp_win;	/* of the READ response being sent */
 	u32 atomic_ssn[16];		/* atomic result cache */
 	u64 atomic_orig[16];
 	/* failure and close (spec 6.5.4) */
@@ -589,6 +604,16 @@ int mroce_rc_build_payload(struct mroce_conn *conn,
 			   const struct mroce_txrec *rec, void *buf);
 void mroce_rc_stream_reset(struct mroce_qp *qp);
 void mroce_rc_requester_start(struct mroce_qp *qp);
+
+/* conn.c */
+bool mroce_conn_plane_usable(struct mroce_conn *conn, int plane);
+
+/* segwin.c */
+void mroce_segwin_start(struct mroce_segwin *sw, u32 ssn);
+bool mroce_segwin_open(const struct mroce_conn *conn,
+		       const struct mroce_segwin *sw, u32 seg);
+void mroce_rc_delivered(const struct mroce_txrec *rec);
+
 bool mroce_rc_still_needed(struct mroce_conn *conn,
 			   const struct mroce_txrec *rec);
 void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr);
