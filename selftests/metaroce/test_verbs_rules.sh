@@ -5,14 +5,15 @@
 # provider (pyverbs/verbs_rules.py, progs/mcast_refused.c): device and port
 # attributes and the node GUID (MRC-VRB-001, 004, 005, 006), inline data
 # taken at post time and send completions in posting order (MRC-VRB-014,
-# ORD-007), local SGE checks before any packet (MRC-ERR-012), SE and
+# ORD-007), local SGE checks before any packet (MRC-ERR-012), no READ with
+# max_rd_atomic 0 (MRC-PLC-020), SE and
 # solicited-only notification (MRC-PLC-017), R_Key key bits random per
 # registration (MRC-SEC-002), multicast refused with EOPNOTSUPP
 # (MRC-DGM-012).
 . "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
-tap_plan 6
+tap_plan 7
 setup_two_hosts
 add_devices va_r vb_r
 
@@ -23,6 +24,7 @@ ok_if "device and port attributes, node GUID from the MAC (MRC-VRB-001/004/005)"
 	"$here/pyverbs/verbs_rules.py" attrs va_r vb_r
 ok_if "inline WRITE data taken at post time (MRC-VRB-014)" py inline
 ok_if "bad L_Key or SGE bounds: local error, QP in ERROR, no packet (MRC-ERR-012)" py sge
+ok_if "READ with max_rd_atomic 0: IB_WC_LOC_QP_OP_ERR, no packet (MRC-PLC-020)" py rd_atomic0
 ok_if "SE: the receive completion is solicited (MRC-PLC-017)" py solicited
 ok_if "R_Key key bits random and new per registration (MRC-SEC-002)" py rkeys
 mcast() { build_prog mcast_refused && /tmp/mcast_refused va_r; }

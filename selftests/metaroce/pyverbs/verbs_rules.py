@@ -79,14 +79,17 @@ def t_attrs(da, db):
           (got.hex(), want.hex()))
 
 
-def pair(da, db, channel=False):
+def pair(da, db, channel=False, rd_atomic=None):
     """Hosts on da and db (db's receive CQ with a completion channel if
-    channel) and an RC QP each, connected."""
+    channel) and an RC QP each, connected (with max_rd_atomic rd_atomic,
+    if given)."""
     a, b = Host(da), Host(db, channel=channel)
     qa, qb = rc_qp(a), rc_qp(b)
     for h, q, peer, pq in ((a, qa, b, qb), (b, qb, a, qa)):
         attr = connect_attr(h, peer, pq.qp_num, 0)
         attr.rq_psn = attr.sq_psn = 0
+        if rd_atomic is not None:
+            attr.max_rd_atomic = rd_atomic
         q.to_init(attr)
         q.to_rtr(attr)
         q.to_rts(attr)
@@ -154,6 +157,38 @@ def t_sge(da, db):
         qa.modify(reset, e.IBV_QP_STATE)
 
 
+def t_rd_atomic0(da, db):
+    """MRC-PLC-020: on a QP with max_rd_atomic 0 no READ may be in
+    flight: a READ completes with IB_WC_LOC_QP_OP_ERR at once, no packet
+    leaves, the QP goes to ERROR; a WRITE before it completes normally."""
+    a, b, qa, _ = pair(da, db, rd_atomic=0)
+    check(qa.query(e.IBV_QP_MAX_QP_RD_ATOMIC)[0].max_rd_atomic == 0,
+          'max_rd_atomic not 0')
+    src = MR(a.pd, 4096, ACCESS)
+    dst = MR(b.pd, 4096, ACCESS)
+    src.write(b'\x11' * 4096, 4096)
+    dst.write(b'\x22' * 4096, 4096)
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                sg=[SGE(src.buf, 1024, src.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    qa.post_send(wr)
+    check([(w.wr_id, w.status) for w in poll(a.scq, 1)] == [(1, e.IBV_WC_SUCCESS)],
+          'the WRITE did not complete')
+    before = new_data_packets(da)
+    wr = SendWR(wr_id=2, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
+                sg=[SGE(src.buf + 2048, 1024, src.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(dst.rkey, dst.buf + 2048)
+    qa.post_send(wr)
+    wc = poll(a.scq, 1)[0]
+    check((wc.wr_id, wc.status) == (2, e.IBV_WC_LOC_QP_OP_ERR),
+          'READ: wr_id %d status %d' % (wc.wr_id, wc.status))
+    sent = new_data_packets(da) - before
+    check(sent == 0, '%d data packets sent for the READ' % sent)
+    check(src.read(1024, 2048) == b'\x11' * 1024, 'READ buffer written')
+    state = qa.query(e.IBV_QP_STATE)[0].qp_state
+    check(state == e.IBV_QPS_ERR, 'QP state %d' % state)
+
+
 def t_solicited(da, db):
     """MRC-PLC-017: with the receive CQ armed for solicited completions
     only, a SEND without SE completes without an event and a SEND with SE
@@ -200,4 +235,5 @@ def t_rkeys(da, db):
 
 if __name__ == '__main__':
     main({'attrs': t_attrs, 'inline': t_inline, 'sge': t_sge,
-          'solicited': t_solicited, 'rkeys': t_rkeys})
+          'rd_atomic0': t_rd_atomic0, 'solicited': t_solicited,
+          'rkeys': t_rkeys})

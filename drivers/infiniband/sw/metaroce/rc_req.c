@@ -290,6 +290,23 @@ static u32 mroce_responses_due(struct mroce_qp *qp)
 }
 
 /*
+ * Can the READ or ATOMIC wqe never go?  Not with max_rd_atomic 0 (none may
+ * be in flight, MRC-PLC-020), nor an atomic to a peer without the ATOMIC
+ * capability (MRC-PLC-028): it fails locally.
+ */
+static bool mroce_response_refused(struct mroce_conn *conn,
+				   struct mroce_qp *qp,
+				   struct mroce_send_wqe *wqe)
+{
+	if (!mroce_wqe_has_response(wqe->opcode))
+		return false;
+	if (!qp->attr.max_rd_atomic)
+		return true;
+	return wqe->opcode != IB_WR_RDMA_READ &&
+	       conn->state == MROCE_CONN_ESTABLISHED && !conn->peer_atomic;
+}
+
+/*
  * Must wqe wait for responses to earlier requests?  A fenced one waits
  * for all of them (MRC-ORD-011); a READ or ATOMIC while max_rd_atomic are
  * in flight (MRC-PLC-020).
@@ -375,19 +392,15 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			mroce_rc_complete_ready(conn, qp);
 			continue;
 		}
+		if (!st->send_off && mroce_response_refused(conn, qp, wqe)) {
+			wqe->status = IB_WC_LOC_QP_OP_ERR;
+			continue;
+		}
 		if (!st->send_off && mroce_held_back(qp, wqe))
 			return;		/* the response completion kicks us */
 		if (!st->send_off && mroce_wqe_consumes_recv(wqe->opcode) &&
 		    mroce_credit_wait(conn, qp, wqe))
 			return;
-		if (!st->send_off && mroce_wqe_has_response(wqe->opcode) &&
-		    wqe->opcode != IB_WR_RDMA_READ &&
-		    conn->state == MROCE_CONN_ESTABLISHED &&
-		    !conn->peer_atomic) {
-			/* The peer offers no atomics (MRC-PLC-028). */
-			wqe->status = IB_WC_LOC_QP_OP_ERR;
-			continue;
-		}
 
 		memset(&rec, 0, sizeof(rec));
 		rec.qp = qp;
