@@ -2,8 +2,8 @@
 """Conformance checks of how the target maps verbs state onto streams
 (spec 6.5, 10.4, 11.4, 16.2): the responder state a QP starts with at RTR,
 which packets attach a stream, stream tombstones, R_Keys of another
-protection domain, READ contexts, and the requester's READ limit and
-fence.  A mixin of conformance.Suite (uses StreamTests and
+protection domain, READ contexts, and the requester's READ limit, fence
+and receive credits.  A mixin of conformance.Suite (uses StreamTests and
 RequesterTests)."""
 import time
 
@@ -50,8 +50,8 @@ class VerbsTests:
                "Completed SSN %s" % (bool(a), [r["code"] for r in n], w,
                                      s and s["completed_ssn"]))
         # SSN 1000 with MSN 0 is the first message: the first receive.
-        psn = self.send(q, m.T_SEND, self.sx(q, 1000, 0, 16), b"n" * 16)
-        a, s = self.sr_ack(q, cond=lambda s: s["completed_ssn"] == 1000)
+        self.send(q, m.T_SEND, self.sx(q, 1000, 0, 16), b"n" * 16)
+        _, s = self.sr_ack(q, cond=lambda s: s["completed_ssn"] == 1000)
         w = self.wcs(q, 2.0, "rcq")
         got = bytes.fromhex(self.a("read_recv", qpn=q["qpn"], off=0, len=16)["hex"])
         record("MRC-CONN-030 MRC-CONN-032",
