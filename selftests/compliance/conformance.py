@@ -35,7 +35,7 @@ from conf_dgm import DatagramTests
 from conf_init import InitiatorTests
 from conf_req import RequesterTests
 from conf_stream import StreamTests
-from conf_verbs import VerbsTests
+from conf_verbs import VerbsTests, acks
 from peer import Peer
 from verdict import Failed, need, record, results
 
@@ -547,11 +547,10 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
         q2 = self.new_qp()
         data = bytes(range(48))
         psn2 = other.send_seq(m.T_SEND, self.sx(q2, 0, 0, len(data)), data)
-        got2 = self.p.drain(1.0)
-        a2 = [r for r in got2 if r["type"] == m.T_ACK and r["dcid"] == other.cid and
-              r.get("cum_psn") is not None and m.sacked(r, psn2)]
-        n2 = [r["code"] for r in got2 if r["type"] == m.T_NAK and r["dcid"] == other.cid]
-        w = [x for x in self.a("poll", qpn=q2["qpn"], wait=1.0)["wcs"] if x["cq"] == "rcq"]
+        got2 = [r for r in self.p.drain(1.0) if r["dcid"] == other.cid]
+        a2 = acks(got2, psn2)
+        n2 = [r["code"] for r in got2 if r["type"] == m.T_NAK]
+        w = self.wcs(q2, 1.0, "rcq")
         buf = bytes.fromhex(self.a("read_recv", qpn=q2["qpn"], off=0, len=48)["hex"])
         delivered = [x["status"] for x in w] == [0] and buf == data and not n2
         refused = not w and buf == b"\xa5" * 48 and n2 == [m.NAK_STREAM_CLOSED]

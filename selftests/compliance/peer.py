@@ -49,11 +49,15 @@ def csum16(data):
     return ~s & 0xFFFF
 
 
+def udp6_pseudo(src, dst, ulen):
+    """The IPv6 pseudo-header of a UDP datagram of ulen bytes (RFC 8200
+    8.1), src and dst packed."""
+    return src + dst + struct.pack(">IxxxB", ulen, socket.IPPROTO_UDP)
+
+
 def udp6_checksum(src, dst, udp):
-    """The UDP checksum over the IPv6 pseudo-header (RFC 8200 8.1)."""
-    ph = src + dst + struct.pack(">IxxxB", len(udp), socket.IPPROTO_UDP)
-    c = csum16(ph + udp)
-    return c or 0xFFFF
+    """The UDP checksum over the IPv6 pseudo-header."""
+    return csum16(udp6_pseudo(src, dst, len(udp)) + udp) or 0xFFFF
 
 
 class Peer:
@@ -150,11 +154,10 @@ class Peer:
             dst = socket.inet_ntop(socket.AF_INET6, data[24:40])
             w = struct.unpack(">I", data[:4])[0]
             tos, df = (w >> 20) & 0xFF, True
-            ulen = struct.unpack(">H", data[44:46])[0]
-            ph = data[8:40] + struct.pack(">IxxxB", ulen, socket.IPPROTO_UDP)
-            extra = dict(flow=w & 0xFFFFF, hlim=data[7],
-                         udp_csum=struct.unpack(">H", data[46:48])[0],
-                         udp_csum_ok=struct.unpack(">H", data[46:48])[0] == ~csum16(ph) & 0xFFFF
+            ulen, ucsum = struct.unpack(">HH", data[44:48])
+            ph = udp6_pseudo(data[8:24], data[24:40], ulen)
+            extra = dict(flow=w & 0xFFFFF, hlim=data[7], udp_csum=ucsum,
+                         udp_csum_ok=ucsum == ~csum16(ph) & 0xFFFF
                          if partial else csum16(ph + data[40:40 + ulen]) == 0)
         else:
             if len(data) < 28 or data[9] != 17:

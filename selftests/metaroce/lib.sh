@@ -122,6 +122,21 @@ mrb() { ip netns exec $NS_B $MR "$@"; }
 need_mr_tool() {
 	[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
 }
+# paths_on NS DEV PLANE [STATE [CONN]]: how many paths of DEV (in
+# namespace NS) are on PLANE (a grep pattern) and, if STATE is not empty,
+# in STATE; only those of connection CONN ("LOCAL -> PEER") if given.
+paths_on() {
+	ip netns exec "$1" $MR show "$2" |
+		if [ -n "${5:-}" ]; then sed -n "/^  conn $5:/,/^  conn /p"; else cat; fi |
+		grep -c "^    path [0-9]* plane $3 ${4:+$4 }"
+}
+# plane_all NS DEV PLANE STATE [CONN]: DEV has paths on PLANE (of CONN if
+# given), all in STATE.
+plane_all() {
+	local n
+	n=$(paths_on "$1" "$2" "$3" "" "${5:-}")
+	[ "$n" -ge 1 ] && [ "$n" -eq "$(paths_on "$1" "$2" "$3" "$4" "${5:-}")" ]
+}
 
 # add_devices DEV_A DEV_B: MetaRoCE devices DEV_A on va in host A and DEV_B
 # on vb in host B (setup_two_hosts first), waiting for their IPv4 GIDs.
@@ -170,6 +185,15 @@ kverbs() {
 	shift
 	insmod "$KV_KO" dev_a="$KV_A" dev_b="$KV_B" ip_a="$KV_IP_A" \
 		ip_b="$KV_IP_B" tests="$tests" "$@" && rmmod mroce_kverbs
+}
+# kverbs_rounds N TESTS [PARAMS...]: N runs of kverbs TESTS PARAMS; stops
+# at the first that fails.
+kverbs_rounds() {
+	local i n=$1
+	shift
+	for ((i = 0; i < n; i++)); do
+		kverbs "$@" || return 1
+	done
 }
 
 # build_prog NAME: compile progs/NAME.c with the programs' shared dev.c

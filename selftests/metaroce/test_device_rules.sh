@@ -240,11 +240,7 @@ ok_if "MRC-TUN-002: the connection survived: same CIDs, no failure, reset or res
 
 # --- a plane goes down --------------------------------------------
 # plane_paths PLANE STATE: da's paths on PLANE to db are all in STATE.
-plane_paths() {
-	local all
-	all=$(mra show da | grep -A70 "conn $IP_A -> $IP_B:" | grep "^    path [0-9]* plane $1 ")
-	[ -n "$all" ] && ! grep -qv "^    path [0-9]* plane $1 $2 " <<<"$all"
-}
+plane_paths() { plane_all $NS_A da "$1" "$2" "$IP_A -> $IP_B"; }
 ok_if "RC SEND over both planes, every byte" kverbs rc_send size=262144
 wait_for 30 plane_paths 1 ACTIVE || diag "plane 1 not ACTIVE: $(mra show da)"
 # The connection is idle: no timer of its paths can fail them.

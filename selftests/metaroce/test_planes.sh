@@ -25,10 +25,6 @@ ip -n $NS_B link set vb3 up
 add_devices la lb
 ip netns exec $NS_A rdma link add lc type metaroce netdev va3
 
-# npaths PLANE STATE: paths of la's connection to lb on PLANE in STATE.
-npaths() {
-	mra show la | grep -c "^    path [0-9]* plane $1 $2 "
-}
 # both_grew A1 A2: va and va2 each sent at least a fifth of what both sent.
 both_grew() {
 	local d1=$(( $(txp $NS_A va) - $1 )) d2=$(( $(txp $NS_A va2) - $2 ))
@@ -74,18 +70,12 @@ rc=$?
 ok_if "va2 down mid-transfer: 5000 WRs complete, every byte, no QP error" test $rc -eq 0
 [ $rc -eq 0 ] || diag "$(cat /tmp/planes-many.log)"
 show_all
-ok_if "the plane-1 paths are FAILED" \
-	bash -c "n=\$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 1 '); f=\$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 1 FAILED '); [ \$n -ge 1 ] && [ \$n -eq \$f ]"
+ok_if "the plane-1 paths are FAILED" plane_all $NS_A la 1 FAILED
 
 ip -n $NS_A link set va2 up
 # paths_active PLANE: la's connection has paths on PLANE (a grep pattern),
 # all ACTIVE.
-paths_active() {
-	local n a
-	n=$(mra show la | grep -c "^    path [0-9]* plane $1 ")
-	a=$(mra show la | grep -c "^    path [0-9]* plane $1 ACTIVE ")
-	[ "$n" -ge 1 ] && [ "$n" -eq "$a" ]
-}
+paths_active() { plane_all $NS_A la "$1" ACTIVE; }
 ok_if "va2 up: the plane-1 paths are ACTIVE again" wait_for 60 paths_active 1
 show_all
 a1=$(txp $NS_A va) a2=$(txp $NS_A va2)

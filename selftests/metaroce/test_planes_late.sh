@@ -17,26 +17,16 @@ setup_two_hosts
 add_second_pair 10.77.1.1/24 10.77.1.2/24
 add_devices la lb
 
-# paths_on DEV PLANE [STATE]: paths of DEV's connection on PLANE (in STATE).
-paths_on() {
-	ip netns exec "$(ns_of "$1")" $MR show "$1" |
-		grep -c "^    path [0-9]* plane $2 ${3:-}"
-}
 ns_of() { [ "$1" = la ] && echo $NS_A || echo $NS_B; }
 # plane1_active DEV: DEV's connection has paths on plane 1, all ACTIVE.
-plane1_active() {
-	local n a
-	n=$(paths_on "$1" 1)
-	a=$(paths_on "$1" 1 ACTIVE)
-	[ "$n" -ge 1 ] && [ "$n" -eq "$a" ]
-}
+plane1_active() { plane_all "$(ns_of "$1")" "$1" 1 ACTIVE; }
 
 mra plane add la va2
 mrb plane add lb vb2
 ok_if "connection made with plane 1 down: RC SEND 64 KiB, every byte" \
 	kverbs rc_send size=65536
 ok_if "no path on plane 1 on either side" \
-	test "$(paths_on la 1)" -eq 0 -a "$(paths_on lb 1)" -eq 0
+	test "$(paths_on $NS_A la 1)" -eq 0 -a "$(paths_on $NS_B lb 1)" -eq 0
 
 ip -n $NS_A link set va2 up
 ip -n $NS_B link set vb2 up

@@ -63,10 +63,8 @@ pp6() {
 
 # paths PLANE [STATE]: paths of la's IPv6 connection to lb on PLANE (in
 # STATE).
-paths() {
-	mra show la | sed -n '/^  conn fd77::1 -> fd77::2/,/^  conn /p' |
-		grep -c "^    path [0-9]* plane $1 ${2:-}"
-}
+V6CONN="fd77::1 -> fd77::2"
+paths() { paths_on $NS_A la "$1" "${2:-}" "$V6CONN"; }
 # grew A1 A2 MIN: va and va2 each sent at least MIN packets and a
 # twentieth of what both sent since A1, A2.
 grew() {
@@ -104,11 +102,7 @@ ok_if "va2 down mid-transfer: 600 round trips complete, every byte" \
 	test $rc -eq 0
 [ $rc -eq 0 ] || diag "$(cat /tmp/pl6-b.out)"
 show_all
-allin() {	# allin STATE: every plane-1 path is in STATE
-	local n
-	n=$(paths 1)
-	[ "$n" -ge 1 ] && [ "$n" -eq "$(paths 1 "$1")" ]
-}
+allin() { plane_all $NS_A la 1 "$1" "$V6CONN"; }	# every plane-1 path in STATE
 ok_if "the plane-1 paths are FAILED" allin FAILED
 
 ip -n $NS_A link set va2 up

@@ -41,13 +41,6 @@ resend_ok() {
 		[ "$rx" -le $((2 * dropped + 40)) ]
 }
 
-# transfers N: N rounds of a 1 MiB SEND, WRITE and READ, every byte checked.
-transfers() {
-	local i
-	for ((i = 0; i < $1; i++)); do
-		kverbs rc_send,rc_write,rc_read size=1048576 || return 1
-	done
-}
 # At 0.1% four rounds, so that some data packets (several) are lost and
 # the resend bound means something.
 for loss in 0.1% 1% 5%; do
@@ -57,7 +50,7 @@ for loss in 0.1% 1% 5%; do
 	ok_if "loss $loss: 300 mixed SEND/WRITE/READ WRs, every byte and completion" \
 		kverbs rc_many iters=300
 	ok_if "loss $loss: $rounds x 1 MiB SEND, WRITE, READ verified" \
-		transfers $rounds
+		kverbs_rounds $rounds rc_send,rc_write,rc_read size=1048576
 	ok_if "loss $loss: atomics exactly once" kverbs rc_atomic
 	ok_if "loss $loss: retransmissions stay close to what was lost" resend_ok
 	resend_ok 2>&1 | grep '^# l[ab]:' || true
