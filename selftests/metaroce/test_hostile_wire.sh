@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vm: -t 900
+#
+# Hostile wire: host B has no MetaRoCE device and plays a hostile peer (and
+# off-path spoofer) of device ra in host A, whose verbs side is driven by the
+# target agent (selftests/compliance/target.py); selftests/compliance/
+# hostile.py sends packets that are each well formed but relate to each
+# other or to the target's state as an attacker would arrange them.  One TAP
+# point per finding of the security review, named in the line; the kernel
+# log check of the VM harness catches KASAN and lockdep reports.
+. "$(dirname "$0")/lib.sh"
+
+COMP=$(cd "$(dirname "$0")/../compliance" && pwd)
+out=/tmp/mroce-hostile.txt
+
+setup_two_hosts
+for ip in 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6; do
+	ip -n $NS_B addr add $ip/24 dev vb nodad
+done
+ip netns exec $NS_A rdma link add ra type metaroce netdev va
+# The peer is Python under TCG (answers within ~100 ms): slow loss timers.
+P=/sys/module/metaroce/parameters
+echo 2000000 > $P/rto_max_us
+echo 200000 > $P/rto_min_us
+echo 200000 > $P/rto_initial_us
+wait_for 10 gid_index ra
+ip netns exec $NS_A /usr/bin/python3 $COMP/target.py ra 4794 > /tmp/agent.log 2>&1 &
+agent=$!
+wait_for 60 grep -q listening /tmp/agent.log
+ip netns exec $NS_B timeout 700 /usr/bin/python3 -u $COMP/hostile.py \
+	$IP_B $IP_A 4794 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6 > $out 2>&1
+rc=$?
+
+grep -E '^F[0-9]+ +(pass|fail)' $out > $out.checked
+tap_plan $(($(wc -l < $out.checked) + 3))
+while read -r id st note; do
+	ok_if "finding ${id#F}: $note" test "$st" = pass
+done < $out.checked
+ok_if "hostile run completed (exit $rc)" \
+	bash -c "! grep -q '^aborted' $out && grep -q '^summary' $out"
+diag "$(grep -vE '^F[0-9]+ ' $out)"
+kill $agent 2>/dev/null
+wait $agent 2>/dev/null
+ok_if "device deleted" rdma link delete ra
+ok_if "module unloads" modprobe -r metaroce
+tap_done
