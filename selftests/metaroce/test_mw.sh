@@ -17,7 +17,7 @@
 
 TESTS=(type1 type2 type2_ex zero_based range rights local_inv send_inv
        other_qp rebind bind_errno bind_err_wc dealloc teardown)
-tap_plan $((${#TESTS[@]} + 4))
+tap_plan $((${#TESTS[@]} + 5))
 setup_two_hosts
 add_devices mwa mwb
 
@@ -37,6 +37,15 @@ run() {
 for t in "${TESTS[@]}"; do
 	ok_if "rc_mw $t" run "$t"
 done
+
+# A user keeping its SQ full of binds (no window, nothing on the wire) must
+# not hold a CPU with bottom halves off: SENDs of the same connection keep
+# completing, and no soft lockup (2 x watchdog_thresh) is reported.
+thresh=$(sysctl -n kernel.watchdog_thresh)
+sysctl -qw kernel.watchdog_thresh=3
+flood_ok() { run bind_flood && ! dmesg | grep -q 'soft lockup'; }
+ok_if "rc_mw bind_flood (finding 6: bounded SQ work per push)" flood_ok
+sysctl -qw kernel.watchdog_thresh="$thresh"
 
 ok_if "no user objects left" bash -c \
 	'! rdma res show qp | grep -v "\[ib_core\]" | grep -q . &&

@@ -11,11 +11,13 @@
  *   rc_mw TEST DEV_A DEV_B
  *
  * TEST is one of: type1 type2 type2_ex zero_based range rights local_inv
- * send_inv other_qp rebind bind_errno bind_err_wc dealloc teardown.
+ * send_inv other_qp rebind bind_errno bind_err_wc dealloc teardown
+ * bind_flood.
  * Prints "ok" and exits 0 on success; prints what failed and exits 1.
  * Built with dev.c (build_prog in lib.sh).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -903,6 +905,96 @@ static void t_teardown(struct pair *p)
 	exit(0);		/* nothing destroyed */
 }
 
+/*
+ * bind_flood: one thread keeps B's SQ full of unsignalled zero-length type
+ * 1 binds (no window needed, nothing on the wire) for FLOOD_SECS while
+ * the main thread measures SEND round trips on a second QP pair of the
+ * same connection.  The kernel must not take the SQ in one go with its
+ * connection lock held and bottom halves off (a soft lockup, and the
+ * connection's packets wait): every SEND completes within FLOOD_MAX_RTT.
+ */
+#define FLOOD_SECS	12
+#define FLOOD_MAX_RTT	5.0
+
+struct flood {
+	struct pair *p;
+	struct ibv_mw *mw;
+	volatile bool stop;
+	unsigned long posted;
+	int err;
+};
+
+static void *flood_binds(void *arg)
+{
+	struct flood *f = arg;
+	struct ibv_mw_bind bind = { .wr_id = 13 };	/* unsignalled, unbind */
+	int ret;
+
+	while (!f->stop) {
+		ret = ibv_bind_mw(f->p->qp_b, f->mw, &bind);
+		if (!ret)
+			f->posted++;
+		else if (ret != ENOMEM) {
+			f->err = ret;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void t_bind_flood(struct pair *p)
+{
+	struct flood f = { .p = p, .mw = mw_alloc(IBV_MW_TYPE_1) };
+	struct ibv_sge rsge = { (uintptr_t)bbuf, 64, bmr->lkey };
+	struct ibv_sge ssge = { (uintptr_t)abuf, 64, amr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 21, .sg_list = &rsge, .num_sge = 1 };
+	struct ibv_send_wr swr = { .wr_id = 22, .sg_list = &ssge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr *sbad;
+	double start, t0, rtt, worst = 0;
+	struct pair p2;
+	pthread_t th;
+	int n = 0;
+
+	pair_up(&p2);
+	CHECK(!pthread_create(&th, NULL, flood_binds, &f), "pthread_create");
+	start = now_s();
+	while (now_s() - start < FLOOD_SECS) {
+		fill(abuf, 64, n);
+		CHECK(!ibv_post_recv(p2.qp_b, &rwr, &rbad), "ibv_post_recv");
+		t0 = now_s();
+		CHECK(!ibv_post_send(p2.qp_a, &swr, &sbad), "ibv_post_send");
+		expect(wait_wc(p2.cq_a, "send").status, IBV_WC_SUCCESS, "send");
+		expect(wait_wc(p2.cq_b, "recv").status, IBV_WC_SUCCESS, "recv");
+		rtt = now_s() - t0;
+		worst = rtt > worst ? rtt : worst;
+		CHECK(!memcmp(abuf, bbuf, 64), "SEND %d: bytes differ", n);
+		n++;
+	}
+	f.stop = true;
+	pthread_join(th, NULL);
+	printf("# %lu binds posted, %d SENDs, slowest %.3f s\n", f.posted, n,
+	       worst);
+	CHECK(!f.err, "ibv_bind_mw: %s", strerror(f.err));
+	CHECK(f.posted > 1000, "only %lu binds posted", f.posted);
+	CHECK(worst < FLOOD_MAX_RTT, "a SEND took %.3f s during the flood",
+	      worst);
+	/* B's QP took every bind: nothing failed, it still sends. */
+	no_wc(p->cq_b, "unsignalled binds");
+	pair_down(&p2);
+	mw_free(f.mw);
+}
+
 int main(int argc, char **argv)
 {
 	struct pair p;
@@ -955,6 +1047,8 @@ int main(int argc, char **argv)
 		t_dealloc(&p);
 	else if (!strcmp(test, "teardown"))
 		t_teardown(&p);
+	else if (!strcmp(test, "bind_flood"))
+		t_bind_flood(&p);
 	else
 		FAIL("unknown test");
 

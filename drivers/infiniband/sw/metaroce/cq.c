@@ -45,6 +45,25 @@ static int mroce_create_user_cq(struct mroce_cq *cq, int cqe,
 	return 0;
 }
 
+enum { MROCE_CQ_NOTIFY_COMP, MROCE_CQ_NOTIFY_ERR };
+
+/* The consumer's handlers, for what mroce_cq_complete() found. */
+static void mroce_cq_notify_work(struct work_struct *work)
+{
+	struct mroce_cq *cq = container_of(work, struct mroce_cq, notify_work);
+	unsigned long what = xchg(&cq->notify, 0);
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if ((what & BIT(MROCE_CQ_NOTIFY_ERR)) && cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	if ((what & BIT(MROCE_CQ_NOTIFY_COMP)) && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs)
 {
@@ -65,6 +84,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -ENOMEM;
 
 	spin_lock_init(&cq->lock);
+	INIT_WORK(&cq->notify_work, mroce_cq_notify_work);
 	cq->timestamps = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	if (udata) {
 		err = mroce_create_user_cq(cq, attr->cqe, udata);
@@ -73,7 +93,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return 0;
 	}
 
-	cq->ring = kvcalloc(attr->cqe, sizeof(*cq->ring), GFP_KERNEL);
+	cq->ring = kvcalloc(attr->cqe, sizeof(*cq->ring), GFP_KERNEL_ACCOUNT);
 	if (!cq->ring) {
 		err = -ENOMEM;
 		goto err_limit;
@@ -91,24 +111,14 @@ int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct mroce_cq *cq = to_mcq(ibcq);
 
+	cancel_work_sync(&cq->notify_work);
+
 	/* No QP uses the CQ any more: the core holds a reference per QP. */
 	if (cq->mmap)
 		mroce_ring_mmap_remove(&cq->uring, &cq->mmap);
 	kvfree(cq->ring);
 	atomic_dec(&to_mdev(ibcq->device)->num_cq);
 	return 0;
-}
-
-static void mroce_cq_overflow(struct mroce_cq *cq)
-{
-	struct ib_event ev = {
-		.device = cq->ibcq.device,
-		.element.cq = &cq->ibcq,
-		.event = IB_EVENT_CQ_ERR,
-	};
-
-	if (cq->ibcq.event_handler)
-		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
 /* Kernel flags to libibverbs' (enum ibv_wc_flags), as metaroce-abi.h says. */
@@ -213,9 +223,11 @@ int mroce_cq_complete(struct mroce_cq *cq, const struct ib_wc *wc,
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (first)
-		mroce_cq_overflow(cq);
-	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		set_bit(MROCE_CQ_NOTIFY_ERR, &cq->notify);
+	if (notify)
+		set_bit(MROCE_CQ_NOTIFY_COMP, &cq->notify);
+	if (first || notify)
+		mroce_notify_queue(&cq->notify_work);
 	return err;
 }
 
@@ -347,7 +359,7 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (cq->mmap)
 		return mroce_resize_user_cq(cq, cqe, udata);
 
-	ring = kvcalloc(cqe, sizeof(*ring), GFP_KERNEL);
+	ring = kvcalloc(cqe, sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return -ENOMEM;
 	spin_lock_irqsave(&cq->lock, flags);

@@ -14,7 +14,9 @@
 
 struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
 {
-	return &path->win[psn % MROCE_TX_WINDOW];
+	u32 i = psn % MROCE_TX_WINDOW;
+
+	return &path->win[i / MROCE_WIN_CHUNK][i % MROCE_WIN_CHUNK];
 }
 
 u32 mroce_ext_len(u8 type)
@@ -168,6 +170,8 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 		 * PLW tells the receiver not to wait for the PSN (7.3.1).
 		 */
 		mroce_count(conn->mdev, TX_ABANDONED);
+		if (rec->qp && rec->type == MROCE_T_READ_RESP)
+			mroce_rdctx_delivered(&rec->qp->stream, rec->ssn);
 		mroce_resolve(path, f);
 		mroce_advance_plw(path);
 	}
@@ -523,7 +527,9 @@ void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_sr *sr = (const struct mroce_sr *)(akx + 1);
 	u32 i;
 
-	if (akx->num_sr > 58 || bth->payload_len ||
+	/* The fixed part is there before num_sr is read. */
+	if (bth->hdr_len * 4 < sizeof(*bth) + sizeof(*akx) ||
+	    akx->num_sr > 58 || bth->payload_len ||
 	    bth->hdr_len * 4 != sizeof(*bth) + sizeof(*akx) + 16 * akx->num_sr ||
 	    bth->path_id >= conn->npaths) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);

@@ -74,6 +74,26 @@ void mroce_ring_mmap_remove(struct mroce_ring *r,
 	*entry = NULL;
 }
 
+/*
+ * Map the vmalloc'ed ring at addr into all of vma, page by page (the ring
+ * is not VM_USERMAP memory: it is charged to a memory cgroup, which
+ * vmalloc_user() cannot do).  The entry checked vma's length.
+ */
+static int mroce_map_vmalloc(struct vm_area_struct *vma, void *addr)
+{
+	unsigned long off;
+	int err;
+
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < vma->vm_end - vma->vm_start; off += PAGE_SIZE) {
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(addr + off));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int mroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *entry;
@@ -88,7 +108,7 @@ int mroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	entry = rdma_user_mmap_entry_get(ibuc, vma);
 	if (!entry)
 		return -EINVAL;
-	err = remap_vmalloc_range(vma, to_mentry(entry)->addr, 0);
+	err = mroce_map_vmalloc(vma, to_mentry(entry)->addr);
 	rdma_user_mmap_entry_put(entry);
 	return err;
 }

@@ -92,7 +92,8 @@ static int mroce_mr_collect_pages(struct mroce_mr *mr)
 	size_t n = 0, npages;
 
 	npages = ib_umem_num_pages(umem);
-	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages),
+				   GFP_KERNEL_ACCOUNT);
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {

@@ -115,6 +115,38 @@ static void mroce_path_set_state(struct mroce_conn *conn,
 static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
 			     struct sk_buff_head *q);
 
+static void mroce_path_free(struct mroce_path *path)
+{
+	int c;
+
+	for (c = 0; c < MROCE_WIN_CHUNKS; c++)
+		kfree(path->win[c]);
+	kfree(path);
+}
+
+/* A zeroed path with its window; order-0 allocations only. */
+static struct mroce_path *mroce_path_alloc(void)
+{
+	const gfp_t gfp = GFP_ATOMIC | __GFP_NOWARN;
+	struct mroce_path *path;
+	int c;
+
+	BUILD_BUG_ON(MROCE_WIN_CHUNK * sizeof(struct mroce_inflight) >
+		     PAGE_SIZE);
+	path = kzalloc(sizeof(*path), gfp);
+	if (!path)
+		return NULL;
+	for (c = 0; c < MROCE_WIN_CHUNKS; c++) {
+		path->win[c] = kcalloc(MROCE_WIN_CHUNK,
+				       sizeof(struct mroce_inflight), gfp);
+		if (!path->win[c]) {
+			mroce_path_free(path);
+			return NULL;
+		}
+	}
+	return path;
+}
+
 /*
  * Put paths_per_plane paths on plane, within the peer's Max Rx Paths
  * (MRC-PATH-002): ACTIVE at establishment (P1), PROBING later (P2).
@@ -128,7 +160,7 @@ int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 	u32 i;
 
 	for (i = conn->npaths; i < n; i++) {
-		path = kzalloc(sizeof(*path), GFP_ATOMIC | __GFP_NOWARN);
+		path = mroce_path_alloc();
 		if (!path)
 			break;
 		path->id = i;
@@ -177,7 +209,7 @@ void mroce_paths_free(struct mroce_conn *conn)
 	for (i = 0; i < conn->npaths; i++) {
 		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
 			this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_PATHS_ACTIVE]);
-		kfree(conn->paths[i]);
+		mroce_path_free(conn->paths[i]);
 		conn->paths[i] = NULL;
 	}
 	conn->npaths = 0;
@@ -514,14 +546,15 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_akx *akx = (const struct mroce_akx *)(pbx + 1);
 	const struct mroce_probe_rec *rec;
 	struct mroce_path *path;
-	u32 id = ntohl(pbx->probe_id);
 	s64 rtt;
+	u32 id;
 
 	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*pbx) + sizeof(*akx) ||
 	    bth->payload_len || akx->num_sr || bth->path_id >= conn->npaths) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
 	}
+	id = ntohl(pbx->probe_id);
 	path = conn->paths[bth->path_id];
 	/*
 	 * Only an answer to one of this entropy's recent probes counts

@@ -102,6 +102,24 @@ static void mroce_qp_unmap_rings(struct mroce_qp *qp)
 	mroce_ring_mmap_remove(&qp->sq.ring, &qp->sq_mmap);
 }
 
+/* The consumer's event handler, for each event the QP had (mroce_qp_to_error_event). */
+static void mroce_qp_event_work(struct work_struct *work)
+{
+	struct mroce_qp *qp = container_of(work, struct mroce_qp, event_work);
+	unsigned long events = xchg(&qp->events, 0);
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+	};
+	int e;
+
+	for_each_set_bit(e, &events, BITS_PER_LONG) {
+		ev.event = e;
+		if (qp->ibqp.event_handler)
+			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
+}
+
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -126,6 +144,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mutex_init(&qp->state_lock);
 	init_completion(&qp->released);
 	INIT_DELAYED_WORK(&qp->send_work, mroce_send_worker);
+	INIT_WORK(&qp->event_work, mroce_qp_event_work);
 	INIT_LIST_HEAD(&qp->mws);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
@@ -215,18 +234,12 @@ void mroce_qp_to_error(struct mroce_qp *qp)
 /* Move to the error state for a reason the consumer hears of as event. */
 void mroce_qp_to_error_event(struct mroce_qp *qp, enum ib_event_type event)
 {
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = event,
-	};
-
 	if (xchg(&qp->state, IB_QPS_ERR) == IB_QPS_ERR)
 		return;
 	mroce_qp_flush_rq_err(qp);
 	mroce_qp_kick(qp);
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	set_bit(event, &qp->events);
+	mroce_notify_queue(&qp->event_work);
 }
 
 /* Schedule the send worker. */
@@ -348,16 +361,17 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		    int mask, struct ib_udata *udata)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
-	enum ib_qp_state cur, new;
+	enum ib_qp_state cur, new, old;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
 
 	mutex_lock(&qp->state_lock);
-	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	old = READ_ONCE(qp->state);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : old;
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	if (cur != qp->state && !(cur == IB_QPS_SQE && qp->state == IB_QPS_RTS)) {
+	if (cur != old && !(cur == IB_QPS_SQE && old == IB_QPS_RTS)) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -376,7 +390,17 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			goto out;
 	}
 	if (mask & IB_QP_STATE) {
-		WRITE_ONCE(qp->state, new);
+		/*
+		 * The receive path may have failed the QP since we looked
+		 * (mroce_qp_to_error_event): then it stays in the error state
+		 * it was flushed in, and the transition fails.
+		 */
+		if (new == IB_QPS_RESET || new == IB_QPS_ERR) {
+			WRITE_ONCE(qp->state, new);
+		} else if (cmpxchg(&qp->state, old, new) != old) {
+			err = -EINVAL;
+			goto out;
+		}
 		if (new == IB_QPS_RESET) {
 			/* No worker may be walking the queues we empty. */
 			cancel_delayed_work_sync(&qp->send_work);
@@ -452,6 +476,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kfree_rcu(qp->ref, rcu);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	cancel_delayed_work_sync(&qp->send_work);
+	cancel_work_sync(&qp->event_work);
 	/* No bind runs any more: free the type 2 windows it bound. */
 	mroce_mw_qp_release(qp);
 	mroce_qp_unmap_rings(qp);

@@ -84,6 +84,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	st->recv_msn = 0;
 	memset(st->atomic_ssn, 0, sizeof(st->atomic_ssn));
 	memset(st->atomic_orig, 0, sizeof(st->atomic_orig));
+	mroce_rdctx_reset(st);
 }
 
 /*
@@ -139,8 +140,6 @@ static void mroce_rc_complete_ready(struct mroce_conn *conn,
 			done = mroce_seq_diff(wqe->ssn, st->peer_completed) <= 0;
 		if (!done)
 			return;
-		bitmap_free(wqe->resp_segs);
-		wqe->resp_segs = NULL;
 		mroce_sq_complete(qp, wqe, IB_WC_SUCCESS);
 	}
 }
@@ -246,7 +245,6 @@ static struct mroce_send_wqe *mroce_rc_fetch(struct mroce_qp *qp)
 		return NULL;
 	wqe->resp_bytes = 0;
 	wqe->resp_done = false;
-	wqe->resp_segs = NULL;
 	wqe->rc_status = IB_WC_SUCCESS;
 	if (mroce_opcode_local(wqe->opcode)) {
 		/* No message: not an SSN (find_ssn skips it). */
@@ -346,16 +344,28 @@ static bool mroce_credit_wait(struct mroce_conn *conn, struct mroce_qp *qp,
 	return true;
 }
 
+/*
+ * Work requests one push may take.  Local operations and failed WQEs need
+ * no window, so a user who keeps the SQ full of them would otherwise hold
+ * us here, bottom halves off, for ever: past the budget the send worker
+ * goes on later.
+ */
+#define MROCE_PUSH_BUDGET	256
+
 /* Send what the window allows of qp's posted work.  conn->lock held. */
 static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff_head *q)
 {
 	struct mroce_stream *st = &qp->stream;
+	u32 seg, wait_us, budget = MROCE_PUSH_BUDGET;
 	struct mroce_send_wqe *wqe;
 	struct mroce_txrec rec;
-	u32 seg, wait_us;
 
 	while (READ_ONCE(qp->state) == IB_QPS_RTS) {
+		if (!budget--) {
+			mroce_qp_kick(qp);
+			return;
+		}
 		if (time_before(jiffies, st->rnr_until)) {
 			mroce_wait(conn, qp);
 			wait_us = jiffies_to_usecs(st->rnr_until - jiffies);
@@ -406,6 +416,8 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 		rec.qp = qp;
 		rec.type = mroce_wqe_type(wqe->opcode);
 		rec.segshift = mroce_seg_shift(conn, qp);
+		/* Its READ_RESPs must use it (MRC-PLC-022). */
+		wqe->resp_shift = rec.segshift;
 		rec.dqpn = qp->attr.dest_qp_num;
 		rec.ssn = wqe->ssn;
 		rec.msn = wqe->msn;
@@ -824,8 +836,13 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 		mroce_rc_unfence(conn, qp);
 		return;
 	}
-	if (wqe->opcode != IB_WR_RDMA_READ ||
-	    ntohl(sx->msg_len) != wqe->length || off + plen > wqe->length) {
+	/*
+	 * The segment size is the request's, never the response's: the
+	 * bitmap below is sized from it.  (The header rules already hold
+	 * Offset + Payload Length within Message Length.)
+	 */
+	if (wqe->opcode != IB_WR_RDMA_READ || shift != wqe->resp_shift ||
+	    ntohl(sx->msg_len) != wqe->length) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
 	}

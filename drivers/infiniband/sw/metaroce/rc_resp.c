@@ -21,6 +21,13 @@ static bool mroce_is_recv_type(u8 type)
 	       type == MROCE_T_SEND_INV || type == MROCE_T_WRITE_IMM;
 }
 
+/* A request a READ_RESP or ATOMIC_RESP answers. */
+static bool mroce_is_resp_type(u8 type)
+{
+	return type == MROCE_T_READ_REQ || type == MROCE_T_ATOMIC_CS ||
+	       type == MROCE_T_ATOMIC_FA;
+}
+
 static u32 mroce_rq_posted(struct mroce_qp *qp)
 {
 	return mroce_ring_produced(&qp->rq.ring, qp->rq.ring.cons);
@@ -57,10 +64,14 @@ void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr)
 void mroce_rc_credit(struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
-	struct mroce_conn *conn = READ_ONCE(st->conn);
+	struct mroce_conn *conn;
 	struct sk_buff_head q;
 
-	if (!conn || !READ_ONCE(st->credit_blocked))
+	if (!READ_ONCE(st->credit_blocked))
+		return;
+	/* A RESET or STREAM_CLOSE may free the connection meanwhile. */
+	conn = mroce_stream_conn_get(qp);
+	if (!conn)
 		return;
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&conn->lock);
@@ -74,6 +85,7 @@ void mroce_rc_credit(struct mroce_qp *qp)
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
 	mroce_conn_xmit(conn);
+	mroce_conn_put(conn);
 }
 
 /* Send the NAK n as a reply to in (spec 5.5.9, 13.1). */
@@ -365,8 +377,11 @@ static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
 	if (!mroce_path_has_room(conn))
 		return false;
 	if (mroce_rkey_atomic(qp, t->rkey, t->va, t->type == MROCE_T_ATOMIC_CS,
-			      t->swap_add, t->compare, &orig))
-		return true;	/* checked on arrival; MR gone since: no reply */
+			      t->swap_add, t->compare, &orig)) {
+		/* Checked on arrival; MR gone since: no reply. */
+		mroce_rdctx_delivered(st, t->ssn);
+		return true;
+	}
 	slot = t->ssn % ARRAY_SIZE(st->atomic_ssn);
 	st->atomic_ssn[slot] = t->ssn;
 	st->atomic_orig[slot] = orig;
@@ -387,8 +402,7 @@ static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 		t = xa_load(&conn->trackers, mroce_tkey(qpn, st->completed_ssn + 1));
 		if (!t || !t->complete || t->failed)
 			break;
-		if ((t->type == MROCE_T_READ_REQ || t->type == MROCE_T_ATOMIC_CS ||
-		     t->type == MROCE_T_ATOMIC_FA) && !mroce_execute(conn, qp, t, q)) {
+		if (mroce_is_resp_type(t->type) && !mroce_execute(conn, qp, t, q)) {
 			mroce_stream_wait(st, &conn->wait_qps);
 			break;
 		}
@@ -658,7 +672,9 @@ static bool mroce_check_target(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 	if (!access)
 		return true;
-	if ((qp->attr.qp_access_flags & access) != access) {
+	if ((qp->attr.qp_access_flags & access) != access ||
+	    (access != IB_ACCESS_REMOTE_WRITE &&
+	     !qp->attr.max_dest_rd_atomic)) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 1, 0, q);
 		return false;
 	}
@@ -680,6 +696,14 @@ static bool mroce_check_target(struct mroce_conn *conn, struct mroce_qp *qp,
 	return true;
 }
 
+/* Packets of the response to t, a READ or ATOMIC request. */
+static u32 mroce_response_pkts(const struct mroce_tracker *t)
+{
+	if (t->type != MROCE_T_READ_REQ)
+		return 1;
+	return max(1U, DIV_ROUND_UP(t->msg_len, 256U << t->segshift));
+}
+
 /*
  * A request packet for stream qp (spec 10).  False if it was refused for
  * lack of a tracker or beyond the segment window: then it must not be
@@ -693,6 +717,7 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 	struct mroce_stream *st = &qp->stream;
 	u32 ssn = ntohl(sx->ssn), seg, rel, slot, wait;
 	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct mroce_rdctx *ctx;
 	struct mroce_tracker *t;
 	bool first;
 	s32 d;
@@ -735,10 +760,24 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 
 	first = !xa_load(&conn->trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
+	/* Requests with a response need a context (MRC-PLC-024). */
+	ctx = NULL;
+	if (first && mroce_is_resp_type(bth->type) &&
+	    qp->attr.max_dest_rd_atomic) {
+		ctx = mroce_rdctx_free(qp);
+		if (!ctx) {
+			mroce_count(conn->mdev, DROP_NO_RESOURCE);
+			return false;
+		}
+	}
 	t = mroce_tracker_get(conn, qp, skb);
 	if (IS_ERR(t)) {
 		mroce_count(conn->mdev, DROP_NO_RESOURCE);
 		return false;
+	}
+	if (ctx) {
+		ctx->ssn = ssn;
+		ctx->left = mroce_response_pkts(t);
 	}
 	if (!first && !mroce_tracker_agrees(t, skb)) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
@@ -756,15 +795,19 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 		return true;
 
 	seg = ntohl(sx->offset) >> (8 + t->segshift);
-	if (seg < t->seg_base || (t->type != MROCE_T_READ_REQ &&
-				  test_bit(seg - t->seg_base, t->segs))) {
+	if (seg < t->seg_base) {
 		mroce_stream_duplicate(conn);
 		return true;
 	}
+	/* The window first: segs holds MROCE_SEG_WIN bits, no more. */
 	rel = seg - t->seg_base;
 	if (rel >= MROCE_SEG_WIN) {
 		mroce_count(conn->mdev, DROP_SEG_WINDOW);
 		return false;
+	}
+	if (t->type != MROCE_T_READ_REQ && test_bit(rel, t->segs)) {
+		mroce_stream_duplicate(conn);
+		return true;
 	}
 	if (mroce_is_recv_type(t->type) || t->type == MROCE_T_WRITE) {
 		if (!mroce_place(conn, qp, t, skb, q)) {

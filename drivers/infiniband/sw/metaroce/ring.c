@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Ring memory: vmalloc_user so that a user queue can be mmapped as is.
+ * Ring memory: vmalloc'ed, zeroed and charged to the creator's memory
+ * cgroup (a user sizes it), so that a user queue can be mmapped as is
+ * (mroce_mmap).
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -14,7 +16,7 @@ int mroce_ring_init(struct mroce_ring *r, u32 slots, u32 slot_size)
 	r->slot_size = slot_size;
 	r->mask = slots - 1;
 	r->size = PAGE_ALIGN(METAROCE_RING_HDR_SIZE + (size_t)slots * slot_size);
-	r->hdr = vmalloc_user(r->size);
+	r->hdr = __vmalloc(r->size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!r->hdr)
 		return -ENOMEM;
 	r->prod = 0;

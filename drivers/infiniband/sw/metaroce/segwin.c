@@ -52,4 +52,6 @@ void mroce_rc_delivered(const struct mroce_txrec *rec)
 		mroce_segwin_delivered(&st->req_win, rec->ssn, seg);
 	else if (rec->type == MROCE_T_READ_RESP)
 		mroce_segwin_delivered(&st->resp_win, rec->ssn, seg);
+	if (rec->type == MROCE_T_READ_RESP || rec->type == MROCE_T_ATOMIC_RESP)
+		mroce_rdctx_delivered(st, rec->ssn);
 }

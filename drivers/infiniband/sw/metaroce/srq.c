@@ -42,6 +42,20 @@ static int mroce_srq_map_ring(struct mroce_srq *srq, struct ib_udata *udata)
 	return err;
 }
 
+/* The limit was reached (mroce_srq_take): tell the consumer. */
+static void mroce_srq_event_work(struct work_struct *work)
+{
+	struct mroce_srq *srq = container_of(work, struct mroce_srq, event_work);
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
 int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
 {
@@ -63,6 +77,7 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto err_limit;
 	srq->limit = 0;
 	srq->mmap = NULL;
+	INIT_WORK(&srq->event_work, mroce_srq_event_work);
 	if (udata) {
 		/* On success the mapping owns the ring's memory. */
 		err = mroce_srq_map_ring(srq, udata);
@@ -118,6 +133,7 @@ int mroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct mroce_srq *srq = to_msrq(ibsrq);
 
 	/* No QP uses it any more: the core counts them. */
+	cancel_work_sync(&srq->event_work);
 	mroce_ring_mmap_remove(&srq->rq.ring, &srq->mmap);
 	mroce_wq_free(&srq->rq);
 	atomic_dec(&to_mdev(ibsrq->device)->num_srq);
@@ -143,11 +159,6 @@ int mroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
  */
 bool mroce_srq_take(struct mroce_srq *srq, struct mroce_recv_wqe *wqe)
 {
-	struct ib_event ev = {
-		.device = srq->ibsrq.device,
-		.element.srq = &srq->ibsrq,
-		.event = IB_EVENT_SRQ_LIMIT_REACHED,
-	};
 	unsigned long flags;
 	bool fire = false;
 
@@ -164,7 +175,7 @@ bool mroce_srq_take(struct mroce_srq *srq, struct mroce_recv_wqe *wqe)
 	}
 	spin_unlock_irqrestore(&srq->rq.lock, flags);
 
-	if (fire && srq->ibsrq.event_handler)
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	if (fire)
+		mroce_notify_queue(&srq->event_work);
 	return true;
 }

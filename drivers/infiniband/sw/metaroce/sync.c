@@ -383,8 +383,10 @@ void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const u8 *syx = (const u8 *)(bth + 1);
 	const __be32 *e = (const __be32 *)(syx + 4);
-	u32 n = syx[0], i;
+	u32 n, i;
 
+	/* The count is read only once the packet is known to hold it. */
+	n = bth->hdr_len * 4 >= sizeof(*bth) + 4 ? syx[0] : 0;
 	if (!n || n > MROCE_SYNC_MAX || bth->payload_len ||
 	    bth->hdr_len * 4 != sizeof(*bth) + 4 + 12 * n ||
 	    bth->path_id >= MROCE_MAX_RX_PATHS) {

@@ -25,6 +25,13 @@ struct mroce_dev;
 struct mroce_qp;
 
 #define MROCE_TX_WINDOW		256	/* PSNs in flight on a path: the SACK span */
+/*
+ * A path's in-flight records are kept in page-sized chunks, allocated on
+ * their own: one 32 KiB block would be an order-4 atomic allocation, which
+ * a fragmented long-running host fails.
+ */
+#define MROCE_WIN_CHUNK		32	/* records per chunk: 4 KiB */
+#define MROCE_WIN_CHUNKS	(MROCE_TX_WINDOW / MROCE_WIN_CHUNK)
 #define MROCE_PROBES		4	/* probes a path remembers (spec 7.6) */
 #define MROCE_SEG_WIN_SHIFT	11
 #define MROCE_SEG_WIN		BIT(MROCE_SEG_WIN_SHIFT)
@@ -248,7 +255,7 @@ struct mroce_path {
 	u64 lost_pkts;
 	u64 ce_marks;
 	u32 reroutes;
-	struct mroce_inflight win[MROCE_TX_WINDOW];
+	struct mroce_inflight *win[MROCE_WIN_CHUNKS];	/* mroce_slot() */
 };
 
 /* The receiver side of a peer's path (spec 7.3). */
@@ -410,6 +417,13 @@ struct mroce_segwin {
 	DECLARE_BITMAP(done, MROCE_SEG_WIN);
 };
 
+/* A responder's READ or ATOMIC context (rdctx.c); left 0: free. */
+#define MROCE_RD_CTX	32	/* 2 * MROCE_MAX_RD_ATOMIC */
+struct mroce_rdctx {
+	u32 ssn;
+	u32 left;			/* response packets not delivered */
+};
+
 struct mroce_stream {
 	struct mroce_conn *conn;
 	struct list_head wait_entry;	/* on wait_qps or slot_waiters */
@@ -446,6 +460,7 @@ struct mroce_stream {
 	u32 rnr_nak_ssn;		/* last message NAKed RNR ... */
 	unsigned long rnr_nak_until;	/* ... and until when not again */
 	struct mroce_segwin resp_win;	/* of the READ response being sent */
+	struct mroce_rdctx rd_ctx[MROCE_RD_CTX];
 	u32 atomic_ssn[16];		/* atomic result cache */
 	u64 atomic_orig[16];
 	/* failure and close (spec 6.5.4) */
@@ -607,6 +622,11 @@ void mroce_rc_requester_start(struct mroce_qp *qp);
 
 /* conn.c */
 bool mroce_conn_plane_usable(struct mroce_conn *conn, int plane);
+
+/* rdctx.c */
+struct mroce_rdctx *mroce_rdctx_free(struct mroce_qp *qp);
+void mroce_rdctx_delivered(struct mroce_stream *st, u32 ssn);
+void mroce_rdctx_reset(struct mroce_stream *st);
 
 /* segwin.c */
 void mroce_segwin_start(struct mroce_segwin *sw, u32 ssn);

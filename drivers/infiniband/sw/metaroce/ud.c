@@ -125,9 +125,7 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_dx *dx = (const struct mroce_dx *)(bth + 1);
-	u32 len = ntohs(bth->payload_len);
-	u32 dqpn = ntohl(dx->dflags_dqpn) & MROCE_QPN_MASK;
-	u8 dflags = ntohl(dx->dflags_dqpn) >> 24;
+	u32 len = ntohs(bth->payload_len), dqpn;
 	struct ib_wc wc = {};
 	struct mroce_recv_wqe *wqe;
 	u8 grh[MROCE_GRH_LEN];
@@ -145,6 +143,7 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_count(mdev, DROP_AUTH);
 		return;
 	}
+	dqpn = ntohl(dx->dflags_dqpn) & MROCE_QPN_MASK;
 
 	qp = mroce_qp_get(mdev, dqpn);
 	if (!qp || (qp->ibqp.qp_type != IB_QPT_UD &&
@@ -167,7 +166,7 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	wc.pkey_index = 0;
 	wc.network_hdr_type = ntype;
 	wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-	if (dflags & MROCE_DX_IMM) {
+	if ((ntohl(dx->dflags_dqpn) >> 24) & MROCE_DX_IMM) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
 		wc.ex.imm_data = dx->imm;
 	}

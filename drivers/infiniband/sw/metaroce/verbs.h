@@ -124,6 +124,9 @@ struct mroce_cq {
 	bool timestamps;	/* user CQ: fill in the CQE timestamps */
 	struct mroce_ring uring;	/* user CQ */
 	struct rdma_user_mmap_entry *mmap;	/* user CQ: uring's mapping */
+	/* The consumer's handlers run from here (mroce_notify_queue()). */
+	struct work_struct notify_work;
+	unsigned long notify;		/* MROCE_CQ_NOTIFY_* bits */
 };
 
 static inline struct mroce_cq *to_mcq(struct ib_cq *ibcq)
@@ -133,6 +136,17 @@ static inline struct mroce_cq *to_mcq(struct ib_cq *ibcq)
 
 int mroce_cq_complete(struct mroce_cq *cq, const struct ib_wc *wc,
 		      bool solicited);
+
+/*
+ * Consumer handlers (completion and async event) run from a BH work item,
+ * never from where the event arose: that may hold a connection's lock,
+ * which a handler that posts on a QP of the same connection would take
+ * again.  The work runs on this CPU as soon as bottom halves are enabled.
+ */
+static inline void mroce_notify_queue(struct work_struct *work)
+{
+	queue_work(system_bh_wq, work);
+}
 
 /* Address vector resolved from an rdma_ah_attr. */
 struct mroce_av {
@@ -174,7 +188,9 @@ struct mroce_send_wqe {
 	u32 msn;
 	u32 resp_bytes;			/* READ: response bytes placed */
 	bool resp_done;			/* READ/ATOMIC: response complete */
-	unsigned long *resp_segs;	/* READ: response segments placed */
+	u8 resp_shift;			/* READ: the request's SegShift */
+	/* READ: response segments placed; freed when the WQE completes */
+	unsigned long *resp_segs;
 	enum ib_wc_status rc_status;	/* set by a NAK */
 };
 
@@ -209,6 +225,7 @@ struct mroce_srq {
 	struct mroce_wq rq;	/* rq.lock: takers and limit; post_lock: posters */
 	u32 limit;		/* armed limit; 0: not armed */
 	struct rdma_user_mmap_entry *mmap;	/* user SRQ: rq.ring's mapping */
+	struct work_struct event_work;	/* IB_EVENT_SRQ_LIMIT_REACHED */
 };
 
 static inline struct mroce_srq *to_msrq(struct ib_srq *ibsrq)
@@ -233,6 +250,8 @@ struct mroce_qp {
 	struct mroce_qp_ref *ref;	/* in qp_xa; lookups from the rx path */
 	struct completion released;	/* ref->count dropped to zero */
 	struct delayed_work send_work;	/* drains the send queue */
+	struct work_struct event_work;	/* runs the consumer's event handler */
+	unsigned long events;		/* BIT(enum ib_event_type) pending */
 	struct mutex state_lock;	/* serialises modify/query/destroy */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* last values set by modify_qp */

@@ -32,8 +32,11 @@ int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
 		return 0;
 
 	wq->shadow_stride = ALIGN(data, 16);
-	wq->shadow = kvcalloc(wq->max_wr, sizeof(*wq->shadow), GFP_KERNEL);
-	wq->shadow_data = kvcalloc(wq->max_wr, wq->shadow_stride, GFP_KERNEL);
+	/* Sized by the creator: charged to its memory cgroup. */
+	wq->shadow = kvcalloc(wq->max_wr, sizeof(*wq->shadow),
+			      GFP_KERNEL_ACCOUNT);
+	wq->shadow_data = kvcalloc(wq->max_wr, wq->shadow_stride,
+				   GFP_KERNEL_ACCOUNT);
 	if (!wq->shadow || !wq->shadow_data) {
 		mroce_wq_free(wq);
 		return -ENOMEM;
@@ -41,8 +44,20 @@ int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
 	return 0;
 }
 
+/* Free what shadow WQEs still own: WQEs taken but never completed. */
+static void mroce_wq_release_shadow(struct mroce_wq *wq)
+{
+	u32 i;
+
+	for (i = 0; wq->shadow && i < wq->max_wr; i++) {
+		bitmap_free(wq->shadow[i].resp_segs);
+		wq->shadow[i].resp_segs = NULL;
+	}
+}
+
 void mroce_wq_free(struct mroce_wq *wq)
 {
+	mroce_wq_release_shadow(wq);
 	kvfree(wq->shadow);
 	kvfree(wq->shadow_data);
 	wq->shadow = NULL;
@@ -56,6 +71,7 @@ void mroce_wq_reset(struct mroce_wq *wq)
 	unsigned long flags;
 
 	spin_lock_irqsave(&wq->lock, flags);
+	mroce_wq_release_shadow(wq);
 	mroce_ring_reset(&wq->ring);
 	wq->fetch = 0;
 	spin_unlock_irqrestore(&wq->lock, flags);
@@ -253,6 +269,8 @@ void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
 	 * The slot goes back before the completion is visible: whoever polls
 	 * it may post again at once.  (wc holds all we need of wqe.)
 	 */
+	bitmap_free(wqe->resp_segs);
+	wqe->resp_segs = NULL;
 	mroce_ring_consume(&qp->sq.ring);
 	if (signal)
 		mroce_cq_complete(to_mcq(qp->ibqp.send_cq), &wc, false);
