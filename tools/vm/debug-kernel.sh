@@ -16,8 +16,9 @@
 # modules), bzImage, kver and lib/modules/<kver>; <key> hashes every input
 # of the configuration (debug.config, the linux-source package version and
 # this recipe's version), so changing any of them builds a new entry.  The
-# first build takes about 20 min on 2 free cores (longer on a loaded host);
-# the log is build.log in the entry.
+# first build takes about 20 min on 2 free cores (longer on a loaded host:
+# MROCE_DEBUG_JOBS sets make's -j, default the number of cores); the log is
+# build.log in the entry, and an interrupted build resumes.
 set -euo pipefail
 here=$(dirname "$(readlink -f "$0")")
 tree=$(readlink -f "$here/../..")
@@ -64,7 +65,7 @@ build_kernel() {
 		fi
 	done < "$here/debug.config"
 	((bad == 0)) || return 1
-	make -C "$src" -j"$(nproc)" bzImage modules >> "$log" 2>&1 ||
+	make -C "$src" -j"${MROCE_DEBUG_JOBS:-$(nproc)}" bzImage modules >> "$log" 2>&1 ||
 		{ echo "debug-kernel: build failed (see $log)" >&2; return 1; }
 	make -C "$src" INSTALL_MOD_PATH="$dir" INSTALL_MOD_STRIP=1 modules_install >> "$log" 2>&1 ||
 		{ echo "debug-kernel: modules_install failed (see $log)" >&2; return 1; }
