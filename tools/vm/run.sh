@@ -21,7 +21,8 @@
 #                        uses (default: the one this script is in)
 #   MROCE_TIMEOUT_SCALE  multiplies -t (a slower kernel); default 1
 #   MROCE_KERNEL_ARGS    replaces the hardening options on the kernel command
-#                        line (default: $MROCE_HARDENING below)
+#                        line (default: $MROCE_HARDENING below; for the debug
+#                        kernel, kasan_multi_shot)
 set -uo pipefail
 here=$(dirname "$(readlink -f "$0")")
 tree=$(readlink -f "${MROCE_TREE:-$here/../..}")
@@ -89,8 +90,23 @@ mkdir -p "$out"
 out=$(readlink -f "$out")
 cmd=$(printf '%q ' "$@")
 
-# Extra options of the stock kernel's command line (none yet).
-MROCE_HARDENING=""
+# Hardening of the stock kernel, on every run of `make check`: KFENCE, which
+# Debian's 6.12 has built in with sampling off.  Every 100 ms one slab
+# allocation lands in a guarded page, and a stray access to it or a use
+# after it is freed gets a KFENCE report, which fails the test.  Measured
+# in qemu CPU seconds (host load too high and uneven for wall time), three
+# VMs of test_kverbs started together, to its 10th point:
+#   nothing 103 s; kfence.sample_interval=100 110 s (+7%);
+#   page_poison=1 about +5 s per boot (every freed page is poisoned, 2 GiB
+#   at boot), no difference after; its boots under heavy load logged soft
+#   lockups and one crashed early, so it is not on by default.
+# slub_debug=FZP (with kfence and page_poison), two VMs of test_rc_loss at
+# once: the 1 MiB transfers took 86 s instead of 45, a retransmission check
+# 31 s instead of 9 -- 2-3x, as any slub_debug flag takes SLUB off its fast
+# path for every cache skbs use: `make check` (32 min) would pass 45 min.
+# MROCE_KERNEL_ARGS="kfence.sample_interval=100 page_poison=1 slub_debug=FZP"
+# turns them all on for a run.
+MROCE_HARDENING="kfence.sample_interval=100"
 # The debug kernel (MROCE_KERNEL_DIR) has KASAN instead, which reports every
 # bad access, not the first only.
 if [ -n "${MROCE_KERNEL_DIR:-}" ]; then
