@@ -8,6 +8,13 @@
 #                  DESTDIR=dir stages the files under dir instead
 #   make demo      boot the bundled VM: two devices in two namespaces
 #   make check     build, run every selftest in the VM, print a summary
+#   make check-debug [TESTS="test_a test_b"]
+#                  the same for a subset (default: the tests of hostile
+#                  input, loss, lifecycles, scale and process kill) under a
+#                  debug kernel with KASAN, lockdep, kmemleak and UBSAN,
+#                  built once (20+ min) and cached outside the checkout
+#                  (tools/check-debug.sh says where); results in
+#                  .vm/results-debug/
 #   make lint      checkpatch --strict, sparse and W=1 on the kernel code
 #   make compliance TARGET=<ip> [LOCAL=<ip>] [AGENT_PORT=4794] [EXTRA="<ip> <ip> <ip> <ip>"]
 #                  play the peer of the MetaRoCE device at TARGET (which runs
@@ -25,7 +32,7 @@ KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
 KMOD := drivers/infiniband/sw/metaroce/metaroce.ko
 PROVIDER := rdma-core-provider/libmetaroce-rdmav34.so
 
-.PHONY: all module provider tools tool compliance install deps check demo lint bench clean
+.PHONY: all module provider tools tool compliance install deps deps-debug check check-debug demo lint bench clean
 
 all: module provider tools
 
@@ -63,6 +70,12 @@ deps:
 
 check: deps all
 	tools/run-tests.sh
+
+deps-debug:
+	tools/deps.sh --debug
+
+check-debug: deps-debug all
+	tools/check-debug.sh $(TESTS)
 
 demo: deps all
 	tools/demo.sh

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Install everything MetaRoCE needs to build, test and benchmark, with apt-get.
 # Idempotent: quick when every package is already present.
+# Usage: tools/deps.sh [--debug]
+#   --debug  also what building the debug kernel of `make check-debug` takes
 set -euo pipefail
 
 PKGS=(
@@ -21,6 +23,15 @@ PKGS=(
 	# benchmarks (make bench): profiles in the guest, plots on the host
 	linux-perf bpftrace python3-matplotlib
 )
+
+# tools/vm/debug-kernel.sh: a kernel build from linux-source-6.12, and rsync
+# for the copy of the checkout its modules are built in.
+DEBUG_PKGS=(linux-source-6.12 flex bison libelf-dev libssl-dev bc dwarves rsync)
+case ${1:-} in
+"") ;;
+--debug) PKGS+=("${DEBUG_PKGS[@]}") ;;
+*) echo "usage: $0 [--debug]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -5,13 +5,15 @@
 # Usage: tools/run-tests.sh [NAME_FILTER...]
 #   Tests are the executables selftests/metaroce/test_*; a filter keeps those
 #   whose name contains any of the given words.
+#   MROCE_RESULTS: where the results go (default .vm/results); the variables
+#   of tools/vm/run.sh (MROCE_KERNEL_DIR, ...) pass through to it.
 # A test prints TAP; every "ok"/"not ok" line counts.  A test whose VM
 # crashes, times out or logs a kernel error report counts one failure more.
 set -uo pipefail
 tree=$(dirname "$(readlink -f "$0")")/..
 tree=$(readlink -f "$tree")
 cd "$tree" || exit 2
-results=$tree/.vm/results
+results=${MROCE_RESULTS:-$tree/.vm/results}
 mkdir -p "$results"
 
 tests=()

@@ -6,7 +6,17 @@ OUT=/mnt/vmout
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
 
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
 finish() {
+	# A kernel with kmemleak: what leaked while the job ran.  An object is
+	# reported once it is some seconds old and unreferenced in two scans.
+	if [ -w $KMEMLEAK ]; then
+		echo scan > $KMEMLEAK
+		sleep 6
+		echo scan > $KMEMLEAK
+		cat $KMEMLEAK > "$OUT/kmemleak.txt"
+	fi
 	dmesg > "$OUT/dmesg.txt" 2>&1
 	echo "$1" > "$OUT/rc"
 	sync
@@ -29,7 +39,11 @@ modprobe -q virtio_net
 sysctl -qw kernel.hung_task_timeout_secs=60 kernel.panic_on_oops=1
 
 # The module goes where modprobe (and rdma link autoload) finds it.
-# (modules.* indexes were generated on the host by run.sh)
+# (modules.* indexes were generated on the host by run.sh)  A kernel that is
+# not the host's (the debug one) has its modules in MODSTAGE/kernel only.
+mkdir -p "/lib/modules/$KVER"
+[ -e "/lib/modules/$KVER/kernel" ] ||
+	ln -s "$(readlink -f "$MODSTAGE/kernel")" "/lib/modules/$KVER/kernel" || finish 125
 cp -r "$MODSTAGE/updates" "/lib/modules/$KVER/" || finish 125
 cp "$MODSTAGE"/modules.* "/lib/modules/$KVER/" || finish 125
 # The provider is used from the build tree.  libibverbs dlopen()s every
@@ -41,6 +55,26 @@ for f in /etc/libibverbs.d/*.driver; do
 	[ "$f" = /etc/libibverbs.d/rxe.driver ] || rm -f "$f"
 done
 echo "driver $MROCE_TREE/rdma-core-provider/libmetaroce" > /etc/libibverbs.d/metaroce.driver
+
+# Nothing of ours ran yet: a kernel error report now is the boot's (under
+# TCG, the debug kernel's KASAN at times sees an emulation artifact while
+# bringing up a CPU).  run.sh boots again; from here on, every report fails
+# the job.
+if dmesg | "$MROCE_TREE/tools/vm/scan-dmesg.sh" /dev/stdin 2> "$OUT/bootreport.tmp"; then
+	rm -f "$OUT/bootreport.tmp"
+else
+	dmesg > "$OUT/dmesg-boot.txt"
+	mv "$OUT/bootreport.tmp" "$OUT/bootreport"
+	echo "guest: kernel error report before the job, powering off" > /dev/console
+	sync
+	echo o > /proc/sysrq-trigger
+	sleep 10
+fi
+# Leaks are counted from here: what booting left is not the job's.
+if [ -w $KMEMLEAK ]; then
+	echo scan > $KMEMLEAK
+	echo clear > $KMEMLEAK
+fi
 
 echo "guest: ready, running job" > /dev/console
 cd "$MROCE_TREE" || finish 125

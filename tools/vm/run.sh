@@ -12,9 +12,20 @@
 #
 # Exit status: the command's, or 1 if the guest crashed, timed out, or its
 # kernel log shows a WARN/BUG/Oops/leak/hung-task report.
+#
+# Environment:
+#   MROCE_KERNEL_DIR     boot another kernel: a directory with bzImage, kver
+#                        and lib/modules/<kver> (what tools/vm/debug-kernel.sh
+#                        builds); MROCE_TREE's metaroce.ko must be built for it
+#   MROCE_TREE           the tree whose module, provider and tools the guest
+#                        uses (default: the one this script is in)
+#   MROCE_TIMEOUT_SCALE  multiplies -t (a slower kernel); default 1
+#   MROCE_KERNEL_ARGS    replaces the hardening options on the kernel command
+#                        line (default: $MROCE_HARDENING below; for the debug
+#                        kernel, kasan_multi_shot)
 set -uo pipefail
 here=$(dirname "$(readlink -f "$0")")
-tree=$(readlink -f "$here/../..")
+tree=$(readlink -f "${MROCE_TREE:-$here/../..}")
 nvm=1 timeout=300 mem=2048 out="" quiet=0
 while getopts "n:t:m:o:q" opt; do
 	case $opt in
@@ -31,18 +42,29 @@ shift $((OPTIND - 1))
 [ $# -gt 0 ] || { echo "usage: $0 [-n 1|2] [-t S] [-m MIB] [-o DIR] -- COMMAND..." >&2; exit 2; }
 case $mem in *[!0-9]* | "") echo "run.sh: -m takes MiB" >&2; exit 2 ;; esac
 case $nvm in 1 | 2) ;; *) echo "run.sh: -n takes 1 or 2" >&2; exit 2 ;; esac
+scale=${MROCE_TIMEOUT_SCALE:-1}
+case $scale in *[!0-9]* | "") echo "run.sh: MROCE_TIMEOUT_SCALE takes an integer" >&2; exit 2 ;; esac
+timeout=$((timeout * scale))
 
 ko=$tree/drivers/infiniband/sw/metaroce/metaroce.ko
 [ -f "$ko" ] || { echo "run.sh: $ko not built (run make)" >&2; exit 2; }
 kver=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
-kernel=/boot/vmlinuz-$kver
+if [ -n "${MROCE_KERNEL_DIR:-}" ]; then
+	kernel=$MROCE_KERNEL_DIR/bzImage
+	moddir=$MROCE_KERNEL_DIR/lib/modules/$kver
+	[ "$(cat "$MROCE_KERNEL_DIR/kver" 2>/dev/null)" = "$kver" ] ||
+		{ echo "run.sh: $ko is built for $kver, not for $MROCE_KERNEL_DIR" >&2; exit 2; }
+else
+	kernel=/boot/vmlinuz-$kver
+	moddir=/lib/modules/$kver
+fi
 [ -f "$kernel" ] || { echo "run.sh: no $kernel for module built against $kver (make deps)" >&2; exit 2; }
 
 cache=$tree/.vm
 mkdir -p "$cache"
 initrd=$cache/initramfs-$kver.cpio.gz
 if [ ! -f "$initrd" ] || [ "$here/initramfs-init" -nt "$initrd" ] || [ "$here/mkinitramfs.sh" -nt "$initrd" ]; then
-	"$here/mkinitramfs.sh" "$kver" "$initrd" || exit 2
+	"$here/mkinitramfs.sh" "$kver" "$initrd" "$moddir" || exit 2
 fi
 
 # modules.dep & co. with metaroce.ko in updates/, made on the host (depmod
@@ -56,8 +78,8 @@ flock "$stagelock"
 if [ ! -f "$sdir/modules.dep.bin" ] || [ "$ko" -nt "$sdir/modules.dep.bin" ]; then
 	rm -rf "$stage"
 	mkdir -p "$sdir/updates"
-	ln -sfn "/lib/modules/$kver/kernel" "$sdir/kernel"
-	cp /lib/modules/"$kver"/modules.{order,builtin,builtin.modinfo} "$sdir/"
+	ln -sfn "$moddir/kernel" "$sdir/kernel"
+	cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$sdir/"
 	cp "$ko" "$sdir/updates/"
 	depmod -b "$stage" "$kver" || exit 2
 fi
@@ -67,6 +89,31 @@ flock -u "$stagelock"
 mkdir -p "$out"
 out=$(readlink -f "$out")
 cmd=$(printf '%q ' "$@")
+
+# Hardening of the stock kernel, on every run of `make check`: KFENCE, which
+# Debian's 6.12 has built in with sampling off.  Every 100 ms one slab
+# allocation lands in a guarded page, and a stray access to it or a use
+# after it is freed gets a KFENCE report, which fails the test.  Measured
+# in qemu CPU seconds (host load too high and uneven for wall time), three
+# VMs of test_kverbs started together, to its 10th point:
+#   nothing 103 s; kfence.sample_interval=100 110 s (+7%);
+#   page_poison=1 about +5 s per boot (every freed page is poisoned, 2 GiB
+#   at boot), no difference after; its boots under heavy load logged soft
+#   lockups and one crashed early, so it is not on by default.
+# slub_debug=FZP (with kfence and page_poison), two VMs of test_rc_loss at
+# once: the 1 MiB transfers took 86 s instead of 45, a retransmission check
+# 31 s instead of 9 -- 2-3x, as any slub_debug flag takes SLUB off its fast
+# path for every cache skbs use: `make check` (32 min) would pass 45 min.
+# MROCE_KERNEL_ARGS="kfence.sample_interval=100 page_poison=1 slub_debug=FZP"
+# turns them all on for a run.
+MROCE_HARDENING="kfence.sample_interval=100"
+# The debug kernel (MROCE_KERNEL_DIR) has KASAN instead, which reports every
+# bad access, not the first only.
+if [ -n "${MROCE_KERNEL_DIR:-}" ]; then
+	kargs=${MROCE_KERNEL_ARGS-kasan_multi_shot}
+else
+	kargs=${MROCE_KERNEL_ARGS-$MROCE_HARDENING}
+fi
 
 # Two VMs share the machine's two cores.
 smp=$((nvm == 1 ? 2 : 1))
@@ -103,13 +150,27 @@ boot_vms() {
 			-display none -monitor none -serial "file:$d/console.log" \
 			-no-reboot -nodefaults \
 			-kernel "$kernel" -initrd "$initrd" \
-			-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 tsc=unstable rdinit=/init" \
+			-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 tsc=unstable rdinit=/init $kargs" \
 			-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 			-virtfs "local,path=$d,mount_tag=vmout,security_model=none" \
 			-device virtio-rng-pci \
 			"${net[@]}" > "$d/qemu.log" 2>&1 &
 		pids+=($!)
 		((i == 0 && nvm == 2)) && sleep 1
+	done
+	# A guest whose kernel reported an error before its job started
+	# (guest-stage2.sh) powers off: its peer VM would wait for it in vain.
+	while :; do
+		alive=0
+		for ((i = 0; i < nvm; i++)); do
+			kill -0 "${pids[$i]}" 2>/dev/null && alive=1
+		done
+		((alive)) || break
+		if compgen -G "$out/vm*/bootreport" > /dev/null; then
+			kill "${pids[@]}" 2>/dev/null
+			break
+		fi
+		sleep 2
 	done
 	for ((i = 0; i < nvm; i++)); do
 		wait "${pids[$i]}"
@@ -119,10 +180,16 @@ boot_vms() {
 
 # booted: did every VM reach its job?  A guest that oopses while booting
 # (seen rarely under multi-threaded TCG, in the kernel's own code patching)
-# never got to run anything; that boot is retried, a test never is.
+# never got to run anything; that boot is retried, a test never is.  So is
+# one whose kernel logged an error report before the job started (nothing
+# of ours was loaded yet): under TCG the debug kernel's KASAN at times
+# reports a wild access in do_raw_spin_lock from handle_edge_irq during
+# identify_cpu, an emulation artifact.  A report once the job has started
+# is never retried.
 booted() {
 	local i
 	for ((i = 0; i < nvm; i++)); do
+		[ ! -f "$out/vm$i/bootreport" ] || return 1
 		grep -q "guest: ready" "$out/vm$i/console.log" 2>/dev/null || return 1
 	done
 }
@@ -131,8 +198,17 @@ qrcs=()
 for attempt in 1 2 3; do
 	boot_vms
 	booted && break
-	echo "run.sh: a VM failed to boot (attempt $attempt); console tail:" >&2
-	tail -n 5 "$out"/vm*/console.log >&2
+	if compgen -G "$out/vm*/bootreport" > /dev/null; then
+		echo "run.sh: a kernel error report before the job (attempt $attempt), rebooting:" >&2
+		cat "$out"/vm*/bootreport >&2
+		mkdir -p "$out/bootreports"
+		for f in "$out"/vm*/dmesg-boot.txt; do
+			[ -f "$f" ] && cp "$f" "$out/bootreports/attempt$attempt-$(basename "$(dirname "$f")").txt"
+		done
+	else
+		echo "run.sh: a VM failed to boot (attempt $attempt); console tail:" >&2
+		tail -n 5 "$out"/vm*/console.log >&2
+	fi
 done
 
 rc=0
@@ -147,6 +223,10 @@ for ((i = 0; i < nvm; i++)); do
 		echo "run.sh: vm$i TIMED OUT after ${timeout}s; console tail:" >&2
 		tail -n 30 "$d/console.log" >&2
 		rc=1
+	elif [ -f "$d/bootreport" ]; then
+		echo "run.sh: vm$i: a kernel error report before the job on every boot:" >&2
+		cat "$d/bootreport" >&2
+		rc=1
 	elif [ ! -f "$d/rc" ]; then
 		echo "run.sh: vm$i CRASHED (no exit status); console tail:" >&2
 		tail -n 60 "$d/console.log" >&2
@@ -156,6 +236,11 @@ for ((i = 0; i < nvm; i++)); do
 		((vrc != 0 && rc == 0)) && rc=$vrc
 		if ! "$here/scan-dmesg.sh" "$d/dmesg.txt"; then
 			echo "run.sh: vm$i kernel log has error reports (see $d/dmesg.txt)" >&2
+			rc=1
+		fi
+		# kmemleak's scan when the job ended (a kernel with kmemleak).
+		if [ -s "$d/kmemleak.txt" ]; then
+			echo "run.sh: vm$i kmemleak reports $(grep -c '^unreferenced object' "$d/kmemleak.txt") leak(s) (see $d/kmemleak.txt)" >&2
 			rc=1
 		fi
 	fi

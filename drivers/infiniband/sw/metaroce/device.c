@@ -236,6 +236,15 @@ static void mroce_init_attr(struct mroce_dev *mdev, struct net_device *ndev)
 	addrconf_addr_eui48((u8 *)&a->sys_image_guid, ndev->dev_addr);
 }
 
+/*
+ * xa_init() is inline, so every xarray initialised in this file would share
+ * one lock class.  conn_xa is written in softirq (a CONNECT received) and
+ * elsewhere under conns_lock with BHs off; mr_xa, mw_xa, qp_xa and ah_xa
+ * are written with BHs on, never in softirq.  One class for both kinds is
+ * a false "inconsistent lock state" for lockdep: conn_xa gets its own.
+ */
+static struct lock_class_key mroce_conn_xa_key;
+
 static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 {
 	struct mroce_dev *mdev;
@@ -258,6 +267,7 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC);
 	xa_init(&mdev->conn_xa);
+	lockdep_set_class(&mdev->conn_xa.xa_lock, &mroce_conn_xa_key);
 	spin_lock_init(&mdev->conns_lock);
 	spin_lock_init(&mdev->reset_rl.lock);
 	INIT_LIST_HEAD(&mdev->conns);
