@@ -8,7 +8,7 @@
  * sent or after the QP's destruction, ...
  *
  *   mrsfuzz -f STATE [-c COUNT] [-d SECONDS] [-s SEED] [-w WARMUP] [-r READS]
- *           [-L] [-o REPORT] [-C CLASS,...] [-X CLASS,...]
+ *           [-L] [-o REPORT] [-C CLASS,...] [-X CLASS,...] [-K STOPFILE]
  *
  * STATE (written by selftests/compliance/sfuzzprep.py) names the
  * connection: addresses, CIDs, tokens, our next PSN, the connection
@@ -36,10 +36,12 @@
  * needs (w QPs: chunks written and completed).  -L ends with the
  * connection-lifecycle classes, which end the connection: a CONNECT from
  * the same address with another epoch (peer restart), then packets of the
- * dead connection.
+ * dead connection.  -K: after the report ("done" printed), keep the
+ * connection (ACKs, PROBE replies) until STOPFILE exists, for the checks.
  *
- * Payloads of mutated packets are poison (0xEE): no poison byte may ever
- * be found in the target's memory.  Valid data is pat(SSN, offset).
+ * Payloads of mutated packets are poison (0xEE, the first byte the class
+ * number + 1): no poison byte may ever be found in the target's memory.
+ * Valid data is pat(SSN, offset).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -193,6 +195,7 @@ static struct {
 } g;
 
 static int tx_sock, rx_sock;
+static int cur_class;		/* the class being generated */
 
 /* ---- sending ------------------------------------------------------------ */
 
@@ -332,6 +335,9 @@ static int seqpkt(u8 *p, u8 type, const u8 *ext, int plen, u16 flags,
 	memcpy(p + 32, ext, ext_len[type]);
 	for (int i = 0; i < plen; i++)
 		p[hdr + i] = poison ? POISON : pat(ssn, off + i);
+	/* Poison names its class in its first byte (for the report). */
+	if (poison && plen > 1)
+		p[hdr] = cur_class + 1;
 	return seal(p, hdr + plen);
 }
 
@@ -1222,8 +1228,17 @@ static int c_dcid(u8 *p)
 
 	if (!n)
 		return 0;
-	put64(p + 24, rn(2) ? g.peer_token : g.token);
-	put32(p + 8, rn(4) ? g.peer_cid + (rn(2) ? 1 + rn(8) : -1 - rn(8)) : 0);
+	/*
+	 * DCID 0 with our own token would be the pre-handshake form, valid
+	 * (spec 6.3.3): with DCID 0 the target's token, which is not.
+	 */
+	if (rn(4)) {
+		put32(p + 8, g.peer_cid + (rn(2) ? 1 + rn(8) : -1 - rn(8)));
+		put64(p + 24, rn(2) ? g.peer_token : g.token);
+	} else {
+		put32(p + 8, 0);
+		put64(p + 24, g.peer_token);
+	}
 	return reseal(p, n);
 }
 
@@ -1496,6 +1511,9 @@ static void rx_packet(const u8 *d, int n, u16 sport)
 			u8 code = d[32];
 			struct tqp *q = qp_by_tqpn(get32(d + 36) & 0xffffff);
 
+			/* Not our stream (a forged QPN pair): ignored. */
+			if (q && q->pqpn != (get32(d + 32) & 0xffffff))
+				q = NULL;
 			if (code >= 3 && code <= 6 && q) {
 				rx_fatal_naks++;
 				q->dead = 1;
@@ -1724,13 +1742,14 @@ static void answer_reads(int all)
 int main(int argc, char **argv)
 {
 	const char *state = NULL, *report = NULL, *only = NULL, *skip = NULL;
+	const char *stop = NULL;
 	unsigned long count = 100000, sent = 0, muts = 0;
 	double secs = 0, warm = 10, t0, last_resend, last_partial;
 	int opt, lifecycle = 0, ci = 0, nreads_want = 1;
 	unsigned int skipped = 0;
 	FILE *rf;
 
-	while ((opt = getopt(argc, argv, "f:c:d:s:w:Lo:C:X:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:c:d:s:w:Lo:C:X:r:K:")) != -1) {
 		switch (opt) {
 		case 'f': state = optarg; break;
 		case 'c': count = strtoul(optarg, NULL, 0); break;
@@ -1741,9 +1760,10 @@ int main(int argc, char **argv)
 		case 'o': report = optarg; break;
 		case 'C': only = optarg; break;
 		case 'X': skip = optarg; break;
+		case 'K': stop = optarg; break;
 		case 'r': nreads_want = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: %s -f STATE [-c COUNT] [-d SECONDS] [-s SEED] [-w WARMUP] [-r READS] [-L] [-o REPORT] [-C CLASS,...] [-X CLASS,...]\n",
+			fprintf(stderr, "usage: %s -f STATE [-c COUNT] [-d SECONDS] [-s SEED] [-w WARMUP] [-r READS] [-L] [-o REPORT] [-C CLASS,...] [-X CLASS,...] [-K STOPFILE]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1782,6 +1802,7 @@ int main(int argc, char **argv)
 			struct cls *c = &classes[ci];
 			int n = 0;
 
+			cur_class = ci;
 			ci = (ci + 1) % NCLASS;
 			if (c->lifecycle || (only && !in_list(only, c->name)) ||
 			    in_list(skip, c->name))
@@ -1883,8 +1904,15 @@ int main(int argc, char **argv)
 			fprintf(rf, "read %u %u %u %u %d\n", g.qp[g.rd[i].qi].tqpn,
 				g.rd[i].ssn, g.rd[i].len, g.rd[i].shift,
 				g.rd[i].done);
+		for (int k = 0; k < NCLASS; k++)
+			fprintf(rf, "class %d %s\n", k + 1, classes[k].name);
 		fprintf(rf, "psn %u\nconn_dead %d\n", g.psn, g.conn_dead);
 		fclose(rf);
 	}
+	printf("done\n");
+	fflush(stdout);
+	/* Keep the connection while the target is checked (10 min at most). */
+	for (t0 = now_s(); stop && access(stop, F_OK) && now_s() - t0 < 600;)
+		keep(0.2);
 	return 0;
 }

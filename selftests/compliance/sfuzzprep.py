@@ -19,7 +19,8 @@
         exactly the data mrsfuzz sent (pat(SSN, offset)); each written QP
         is alive, holds the valid data in every chunk a completed WRITE
         wrote and nothing in region C; no MR of any QP holds a poison byte
-        (0xEE: every mutated packet carries it).  Then destroys the QPs.
+        (0xEE: every mutated packet carries it; the byte before names the
+        class).  Then destroys the QPs.
         Prints one line per finding; exit status 1 if any.
 """
 import json
@@ -61,6 +62,9 @@ def prep(local, target, aport, state, rnd, nr=2, nw=2, ns=3, psn=None):
         if not a:
             print("no CONNECT_ACK from the target")
             return 1
+    # A valid packet confirms the connection: else it stays half-open and
+    # is freed after half_open_timeout_ms (spec 6.4).
+    p.send_raw(p.ack_pkt(m.T_ACK, 0))
     css = min(a["max_seg_shift"], 2)
     qps = []
     for i, role in enumerate("r" * nr + "w" * nw + "s" * ns):
@@ -120,12 +124,23 @@ def destroy(target, aport, state):
 def check(target, aport, state, report):
     aport = int(aport)
     st = json.load(open(state + ".json"))
-    rep = {}
+    rep, names, conn_dead = {}, {}, False
     for line in open(report):
         f = line.split()
         if f[0] == "qp":
             rep[int(f[1])] = dict(dead=int(f[4]), closed=int(f[6]),
                                   chunks=int(f[8], 16))
+        elif f[0] == "class":
+            names[int(f[1])] = f[2]
+        elif f[0] == "conn_dead":
+            conn_dead = f[1] == "1"
+
+    def poisoner(mem, i):
+        # Poison payloads start with their class number + 1.
+        while i > 0 and mem[i - 1] == POISON:
+            i -= 1
+        return names.get(mem[i - 1], "?") if i else "?"
+
     bad = []
     counts = dict(reads=0, read_bytes=0, chunks=0, qps=0)
     for q in st["qps"]:
@@ -138,8 +153,9 @@ def check(target, aport, state, report):
         counts["qps"] += 1
         if POISON in mem:
             i = mem.index(POISON)
-            bad.append("QP 0x%x (%s): poison at MR offset %d (%d bytes)"
-                       % (qpn, q["role"], i, mem.count(POISON)))
+            bad.append("QP 0x%x (%s): poison at MR offset %d (%d bytes), "
+                       "class %s" % (qpn, q["role"], i, mem.count(POISON),
+                                     poisoner(mem, i)))
         if q["role"] == "r":
             wcs = agent(aport, target, op="poll", qpn=qpn, wait=2.0)["wcs"]
             reads = {w["wr_id"]: w for w in wcs if w["cq"] == "cq" and w["wr_id"] < NREADS}
@@ -163,7 +179,9 @@ def check(target, aport, state, report):
                 counts["read_bytes"] += READ_LEN
         elif q["role"] == "w":
             state_ = agent(aport, target, op="state", qpn=qpn)["state"]
-            if state_ != 3 or r["dead"]:
+            # After the lifecycle classes the connection is gone, and
+            # with it the streams.
+            if not conn_dead and (state_ != 3 or r["dead"]):
                 bad.append("QP 0x%x (w): state %d, dead %d: only valid or "
                            "harmless packets went to it" % (qpn, state_, r["dead"]))
             for c in range(NCHUNK):
