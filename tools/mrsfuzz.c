@@ -9,6 +9,7 @@
  *
  *   mrsfuzz -f STATE [-c COUNT] [-d SECONDS] [-s SEED] [-w WARMUP] [-r READS]
  *           [-L] [-o REPORT] [-C CLASS,...] [-X CLASS,...] [-K STOPFILE]
+ *           [-D DESTROYED]
  *
  * STATE (written by selftests/compliance/sfuzzprep.py) names the
  * connection: addresses, CIDs, tokens, our next PSN, the connection
@@ -38,6 +39,8 @@
  * the same address with another epoch (peer restart), then packets of the
  * dead connection.  -K: after the report ("done" printed), keep the
  * connection (ACKs, PROBE replies) until STOPFILE exists, for the checks.
+ * -D: a file the test writes the QPNs of target QPs it destroyed into (as
+ * well as a STREAM_CLOSE, it marks their READs as after destroy).
  *
  * Payloads of mutated packets are poison (0xEE, the first byte the class
  * number + 1): no poison byte may ever be found in the target's memory.
@@ -1742,14 +1745,15 @@ static void answer_reads(int all)
 int main(int argc, char **argv)
 {
 	const char *state = NULL, *report = NULL, *only = NULL, *skip = NULL;
-	const char *stop = NULL;
+	const char *stop = NULL, *destroyed = NULL;
+	double last_destroyed = 0;
 	unsigned long count = 100000, sent = 0, muts = 0;
 	double secs = 0, warm = 10, t0, last_resend, last_partial;
 	int opt, lifecycle = 0, ci = 0, nreads_want = 1;
 	unsigned int skipped = 0;
 	FILE *rf;
 
-	while ((opt = getopt(argc, argv, "f:c:d:s:w:Lo:C:X:r:K:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:c:d:s:w:Lo:C:X:r:K:D:")) != -1) {
 		switch (opt) {
 		case 'f': state = optarg; break;
 		case 'c': count = strtoul(optarg, NULL, 0); break;
@@ -1761,9 +1765,10 @@ int main(int argc, char **argv)
 		case 'C': only = optarg; break;
 		case 'X': skip = optarg; break;
 		case 'K': stop = optarg; break;
+		case 'D': destroyed = optarg; break;
 		case 'r': nreads_want = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: %s -f STATE [-c COUNT] [-d SECONDS] [-s SEED] [-w WARMUP] [-r READS] [-L] [-o REPORT] [-C CLASS,...] [-X CLASS,...] [-K STOPFILE]\n",
+			fprintf(stderr, "usage: %s -f STATE [-c COUNT] [-d SECONDS] [-s SEED] [-w WARMUP] [-r READS] [-L] [-o REPORT] [-C CLASS,...] [-X CLASS,...] [-K STOPFILE] [-D DESTROYED]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1831,6 +1836,16 @@ int main(int argc, char **argv)
 				if (g.qp[i].role != 'r' && !g.qp[i].dead)
 					resend_writes(&g.qp[i]);
 			last_resend = t;
+		}
+		if (destroyed && t - last_destroyed > 1) {
+			FILE *df = fopen(destroyed, "r");
+			unsigned int qpn;
+
+			while (df && fscanf(df, "%i", &qpn) == 1)
+				dead_qp(qpn, 1);
+			if (df)
+				fclose(df);
+			last_destroyed = t;
 		}
 		if (t - last_partial > 2) {
 			answer_reads(0);

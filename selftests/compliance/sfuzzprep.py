@@ -13,7 +13,8 @@
         READ-holding QP (into MR offsets 64 KiB, 128 KiB, ...), then one
         SEND; one SEND on each sacrificial QP.  Prints the READ count.
     sfuzzprep.py destroy TARGET AGENT_PORT STATE
-        Destroy the first READ-holding QP, its READs open.
+        Destroy the first READ-holding QP, its READs open; its QPN goes to
+        STATE.destroyed (mrsfuzz -D).
     sfuzzprep.py check TARGET AGENT_PORT STATE REPORT
         After mrsfuzz: every READ of a QP still there completed with
         exactly the data mrsfuzz sent (pat(SSN, offset)); each written QP
@@ -117,6 +118,8 @@ def destroy(target, aport, state):
     agent(int(aport), target, op="destroy", qpn=q["tqpn"])
     st["destroyed"].append(q["tqpn"])
     json.dump(st, open(sj, "w"))
+    with open(state + ".destroyed", "w") as f:
+        f.write("".join("%d\n" % n for n in st["destroyed"]))
     print("destroyed 0x%x" % q["tqpn"])
     return 0
 

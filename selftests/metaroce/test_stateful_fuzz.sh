@@ -129,8 +129,9 @@ round() {
 	progress "round $r: prep"
 	sfp prep $FUZZ_IP "$IP_A" 4794 $W/state "$r" 2 2 3 "$next" >> $W/rounds.log 2>&1 ||
 		{ echo "round $r: prep failed"; return 1; }
-	rm -f $W/stopfuzz
-	args=(-f "$W/state" -s "$RANDOM" -w 60 -r 8 -o "$W/report" -K "$W/stopfuzz")
+	rm -f $W/stopfuzz $W/state.destroyed
+	args=(-f "$W/state" -s "$RANDOM" -w 60 -r 8 -o "$W/report" -K "$W/stopfuzz"
+		-D "$W/state.destroyed")
 	((per_s > 0)) && args+=(-d "$per_s")
 	if ((per_c > 0)); then
 		((r == ROUNDS - 1)) && per_c=$((COUNT - per_c * (ROUNDS - 1)))
