@@ -130,7 +130,7 @@ round() {
 	sfp prep $FUZZ_IP "$IP_A" 4794 $W/state "$r" 2 2 3 "$next" >> $W/rounds.log 2>&1 ||
 		{ echo "round $r: prep failed"; return 1; }
 	rm -f $W/stopfuzz $W/state.destroyed
-	args=(-f "$W/state" -s "$RANDOM" -w 60 -r 8 -o "$W/report" -K "$W/stopfuzz"
+	args=(-f "$W/state" -s "$RANDOM" -w 180 -r 8 -o "$W/report" -K "$W/stopfuzz"
 		-D "$W/state.destroyed")
 	((per_s > 0)) && args+=(-d "$per_s")
 	if ((per_c > 0)); then
@@ -147,7 +147,7 @@ round() {
 	wait_for 60 grep -q '^ready' $W/fuzz."$r".log || rc=1
 	sfp post "$IP_A" 4794 $W/state >> $W/rounds.log 2>&1 || rc=1
 	# A READ-holding QP goes while the fuzzing runs, its READs open.
-	wait_for 120 grep -q '^learnt' $W/fuzz."$r".log
+	wait_for 240 grep -q '^learnt' $W/fuzz."$r".log
 	# (soon: the agent, Python, takes seconds under TCG)
 	sleep $(((per_s > 0 ? per_s : 20) / 10))
 	progress "round $r: $(grep '^learnt' $W/fuzz."$r".log); destroy"
