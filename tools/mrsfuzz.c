@@ -183,6 +183,7 @@ static struct {
 	u32 cid, peer_cid;
 	u64 token, peer_token, epoch;
 	u32 psn, ack_seq;
+	u32 dup_psn;		/* our PSNs on DUP_PATH (psn_dup only) */
 	u8 css;
 	u32 slots;
 	struct tqp qp[MAXQP];
@@ -739,11 +740,17 @@ static int c_psn_late(u8 *p)
 	return reseal(p, n);
 }
 
-/* A new request under a PSN the target already holds (path duplicate). */
+/*
+ * A new request under a PSN the target already holds (path duplicate).
+ * On a path of its own (DUP_PATH): on path 0 a PROBE may have moved the
+ * PLW past our PSNs, and late packets go to the stream level, as they
+ * must (spec 7.3.2).
+ */
+#define DUP_PATH 63
 static int c_psn_dup(u8 *p)
 {
 	struct tqp *q = pick_qp('w', 1);
-	u32 psn = g.psn, seg = segsz(g.css);
+	u32 psn = g.dup_psn, seg = segsz(g.css);
 	u8 e[36], first[MAXPKT];
 	int n;
 
@@ -758,14 +765,17 @@ static int c_psn_dup(u8 *p)
 	sx(e, g.css, q->tqpn, q->pqpn, q->ssn - 1000, 0, seg, 0);
 	put64(e + 24, q->va + REGION_C);
 	put32(e + 32, q->rkey);
-	g.psn = psn + 1;
 	n = seqpkt(first, T_WRITE, e, seg, F_LAST, 0, 0, 0);
+	first[5] = DUP_PATH;
+	put32(first + 16, psn + 1);
 	put32(first + 20, psn);
 	emit(first, reseal(first, n), g.sport);
 	sx(e, g.css, q->tqpn, q->pqpn, q->ssn, 0, seg, 0);
-	g.psn = psn + 1;
 	n = seqpkt(p, T_WRITE, e, seg, F_LAST, q->ssn, 0, 1);
+	p[5] = DUP_PATH;
+	put32(p + 16, psn + 1);
 	put32(p + 20, psn);
+	g.dup_psn = psn + 2;	/* the next PLW resolves the hole */
 	return reseal(p, n);
 }
 
@@ -814,7 +824,7 @@ static int c_path_id(u8 *p)
 		if (rd_sent(r, s)) {
 			n = read_resp(p, r, s, 0);
 			g.psn--;
-			p[5] = rn(2) ? 64 + rn(192) : 1 + rn(63);
+			p[5] = rn(2) ? 64 + rn(192) : 1 + rn(62);	/* not DUP_PATH */
 			put32(p + 16, (u32)rnd());
 			put32(p + 20, get32(p + 16) - rn(200));
 			return reseal(p, n);
@@ -1190,8 +1200,11 @@ static int c_probe(u8 *p)
 {
 	int plen = rn(3) ? (segsz(g.css) + 24 + rn(2) * (1 + rn(64))) : 0;
 	u32 plw = g.psn + (rn(2) ? 0 : rn(100000));
+	u8 id = rn(2) ? 1 + rn(62) : rn(256);
 
-	bth(p, T_PROBE, 48, plen, 0, rn(2) ? 1 + rn(63) : rn(256), plw, plw);
+	if (id == DUP_PATH)
+		id--;
+	bth(p, T_PROBE, 48, plen, 0, id, plw, plw);
 	put32(p + 32, (u32)rnd());
 	p[36] = rn(2) ? 0x80 : rnd();
 	memset(p + 37, 0, 11);
@@ -1641,6 +1654,7 @@ static int load_state(const char *path)
 	if (!g.slots)
 		g.slots = 1024;
 	g.ack_seq = (u32)rnd();
+	g.dup_psn = (u32)rnd();
 	return 0;
 }
 
