@@ -196,8 +196,13 @@ def check(target, aport, state, report):
                                "does not hold its data" % (qpn, c))
                 else:
                     counts["chunks"] += 1
-            if mem[REGION_C:65536] != b"\x5a" * (65536 - REGION_C):
-                bad.append("QP 0x%x (w): region C was written" % qpn)
+            c = mem[REGION_C:65536]
+            if c != b"\x5a" * len(c):
+                i = next(k for k in range(len(c)) if c[k] != 0x5A)
+                bad.append("QP 0x%x (w): region C was written: %d bytes, the "
+                           "first at MR offset %d: %s" %
+                           (qpn, sum(1 for b in c if b != 0x5A), REGION_C + i,
+                            c[i:i + 16].hex()))
         agent(aport, target, op="destroy", qpn=qpn)
     print("checked %(qps)d QPs: %(reads)d READs (%(read_bytes)d bytes) and "
           "%(chunks)d written chunks verified" % counts)
