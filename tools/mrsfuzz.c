@@ -184,6 +184,8 @@ static struct {
 	u64 token, peer_token, epoch;
 	u32 psn, ack_seq;
 	u32 dup_psn;		/* our PSNs on DUP_PATH (psn_dup only) */
+	int dup_state, dup_qi;	/* 1: first sent, 2: ACKed */
+	double dup_at;
 	u8 css;
 	u32 slots;
 	struct tqp qp[MAXQP];
@@ -199,6 +201,7 @@ static struct {
 } g;
 
 static int tx_sock, rx_sock;
+static double now_s(void);
 static int cur_class;		/* the class being generated */
 
 /* ---- sending ------------------------------------------------------------ */
@@ -744,38 +747,44 @@ static int c_psn_late(u8 *p)
  * A new request under a PSN the target already holds (path duplicate).
  * On a path of its own (DUP_PATH): on path 0 a PROBE may have moved the
  * PLW past our PSNs, and late packets go to the stream level, as they
- * must (spec 7.3.2).
+ * must (spec 7.3.2).  In two steps: PSN+1 first, with a hole at PSN
+ * (PLW = PSN), a harmless packet (an SSN the target completed long ago);
+ * once the target's ACK reports PSN+1 (not before: packets sent from two
+ * CPUs may be reordered on the way), PSN+1 again: a new single-segment
+ * WRITE of poison to region C.  A duplicate at path level: never placed.
  */
 #define DUP_PATH 63
 static int c_psn_dup(u8 *p)
 {
 	struct tqp *q = pick_qp('w', 1);
 	u32 psn = g.dup_psn, seg = segsz(g.css);
-	u8 e[36], first[MAXPKT];
+	u8 e[36];
 	int n;
 
 	if (!q)
 		return 0;
-	/*
-	 * PSN+1 first, with a hole at PSN (PLW = PSN): a harmless packet, an
-	 * SSN the target completed long ago.  Then PSN+1 again: a new
-	 * single-segment WRITE of poison to region C.  A duplicate at path
-	 * level: never placed.
-	 */
-	sx(e, g.css, q->tqpn, q->pqpn, q->ssn - 1000, 0, seg, 0);
-	put64(e + 24, q->va + REGION_C);
-	put32(e + 32, q->rkey);
-	n = seqpkt(first, T_WRITE, e, seg, F_LAST, 0, 0, 0);
-	first[5] = DUP_PATH;
-	put32(first + 16, psn + 1);
-	put32(first + 20, psn);
-	emit(first, reseal(first, n), g.sport);
-	sx(e, g.css, q->tqpn, q->pqpn, q->ssn, 0, seg, 0);
-	n = seqpkt(p, T_WRITE, e, seg, F_LAST, q->ssn, 0, 1);
+	if (g.dup_state == 1)
+		return 0;		/* waiting for the ACK */
+	if (g.dup_state == 2) {
+		q = &g.qp[g.dup_qi];
+		sx(e, g.css, q->tqpn, q->pqpn, q->ssn, 0, seg, 0);
+		put64(e + 24, q->va + REGION_C);
+		put32(e + 32, q->rkey);
+		n = seqpkt(p, T_WRITE, e, seg, F_LAST, q->ssn, 0, 1);
+		g.dup_psn = psn + 2;	/* the next PLW resolves the hole */
+		g.dup_state = 0;
+	} else {
+		sx(e, g.css, q->tqpn, q->pqpn, q->ssn - 1000, 0, seg, 0);
+		put64(e + 24, q->va + REGION_C);
+		put32(e + 32, q->rkey);
+		n = seqpkt(p, T_WRITE, e, seg, F_LAST, 0, 0, 0);
+		g.dup_qi = q - g.qp;
+		g.dup_state = 1;
+		g.dup_at = now_s();
+	}
 	p[5] = DUP_PATH;
 	put32(p + 16, psn + 1);
 	put32(p + 20, psn);
-	g.dup_psn = psn + 2;	/* the next PLW resolves the hole */
 	return reseal(p, n);
 }
 
@@ -1512,6 +1521,14 @@ static void rx_packet(const u8 *d, int n, u16 sport)
 				g.our_cum0 = get32(d + 32);
 				g.have_cum0 = 1;
 			}
+			if (id == DUP_PATH && g.dup_state == 1) {
+				/* PSN dup_psn + 1 received: at or below cum, or SACKed */
+				int32_t k = sdiff(g.dup_psn + 1, get32(d + 32));
+
+				if (k <= 0 || (k <= 256 &&
+					       d[52 + (k - 1) / 8] & (0x80 >> ((k - 1) % 8))))
+					g.dup_state = 2;
+			}
 			for (int i = 0; i < nsr && 84 + 16 * i + 16 <= n; i++) {
 				const u8 *s = d + 84 + 16 * i;
 				struct tqp *q = qp_by_tqpn(get32(s + 4) & 0xffffff);
@@ -1850,6 +1867,10 @@ int main(int argc, char **argv)
 				if (g.qp[i].role != 'r' && !g.qp[i].dead)
 					resend_writes(&g.qp[i]);
 			last_resend = t;
+		}
+		if (g.dup_state == 1 && t - g.dup_at > 2) {
+			g.dup_psn += 2;		/* no ACK: start over */
+			g.dup_state = 0;
 		}
 		if (destroyed && t - last_destroyed > 1) {
 			FILE *df = fopen(destroyed, "r");
