@@ -11,6 +11,8 @@ set -u
 tree=$(cd "$(dirname "$0")/.." && pwd)
 minutes=${1:-${SOAK_MINUTES:-30}}
 case $minutes in *[!0-9]* | "") echo "usage: $0 [MINUTES]" >&2; exit 2 ;; esac
-# Setup, teardown and the last runs take a few minutes more under TCG.
-exec "$tree/tools/vm/run.sh" -t $((minutes * 60 + 900)) -o "$tree/.vm/soak" -- \
+# Setup, teardown and the runs still going at the end take long under TCG
+# on a loaded host or a debug kernel (a 30 min run on a host at load 30 did
+# not finish in 45 min): three times the soak, and 20 min more.
+exec "$tree/tools/vm/run.sh" -t $((minutes * 180 + 1200)) -o "$tree/.vm/soak" -- \
 	env SOAK_MINUTES="$minutes" selftests/metaroce/soak_guest.sh
