@@ -1190,7 +1190,9 @@ static int c_sync(u8 *p)
 {
 	int n = 1 + rn(rn(8) ? 4 : 64), hdr = 36 + 12 * n;
 
-	bth(p, T_SYNC, hdr, 0, 0, rn(2) ? rn(4) : rn(256), 0, 0);
+	u8 id = rn(2) ? rn(4) : rn(256);
+
+	bth(p, T_SYNC, hdr, 0, 0, id == DUP_PATH ? 0 : id, 0, 0);
 	p[32] = rn(16) ? (u8)n : (u8)rnd();
 	p[33] = p[34] = p[35] = 0;
 	for (int i = 0; i < n; i++) {
@@ -1521,7 +1523,8 @@ static void rx_packet(const u8 *d, int n, u16 sport)
 				g.our_cum0 = get32(d + 32);
 				g.have_cum0 = 1;
 			}
-			if (id == DUP_PATH && g.dup_state == 1) {
+			/* (a NO_STATE ACK, as for a SYNC on that path, says nothing) */
+			if (id == DUP_PATH && g.dup_state == 1 && !(d[49] & 0x80)) {
 				/* PSN dup_psn + 1 received: at or below cum, or SACKed */
 				int32_t k = sdiff(g.dup_psn + 1, get32(d + 32));
 
