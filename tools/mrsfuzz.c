@@ -1189,7 +1189,6 @@ static int c_nak(u8 *p)
 static int c_sync(u8 *p)
 {
 	int n = 1 + rn(rn(8) ? 4 : 64), hdr = 36 + 12 * n;
-
 	u8 id = rn(2) ? rn(4) : rn(256);
 
 	bth(p, T_SYNC, hdr, 0, 0, id == DUP_PATH ? 0 : id, 0, 0);
