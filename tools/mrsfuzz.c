@@ -184,7 +184,8 @@ static struct {
 	u64 token, peer_token, epoch;
 	u32 psn, ack_seq;
 	u32 dup_psn;		/* our PSNs on DUP_PATH (psn_dup only) */
-	int dup_state, dup_qi;	/* 1: first sent, 2: ACKed */
+	int dup_state, dup_qi;	/* 1: first sent, 2: ACKed, 3: dup sent */
+	u32 dup_rx;		/* the target's Rx Count of the path then */
 	double dup_at;
 	u8 css;
 	u32 slots;
@@ -763,7 +764,7 @@ static int c_psn_dup(u8 *p)
 
 	if (!q)
 		return 0;
-	if (g.dup_state == 1)
+	if (g.dup_state == 1 || g.dup_state == 3)
 		return 0;		/* waiting for the ACK */
 	if (g.dup_state == 2) {
 		q = &g.qp[g.dup_qi];
@@ -772,7 +773,13 @@ static int c_psn_dup(u8 *p)
 		put32(e + 32, q->rkey);
 		n = seqpkt(p, T_WRITE, e, seg, F_LAST, q->ssn, 0, 1);
 		g.dup_psn = psn + 2;	/* the next PLW resolves the hole */
-		g.dup_state = 0;
+		/*
+		 * Nothing more on the path until the target counted it (Rx
+		 * Count): a next PLW overtaking it would make it late, and
+		 * late packets go to the stream level.
+		 */
+		g.dup_state = 3;
+		g.dup_at = now_s();
 	} else {
 		sx(e, g.css, q->tqpn, q->pqpn, q->ssn - 1000, 0, seg, 0);
 		put64(e + 24, q->va + REGION_C);
@@ -1528,8 +1535,14 @@ static void rx_packet(const u8 *d, int n, u16 sport)
 				int32_t k = sdiff(g.dup_psn + 1, get32(d + 32));
 
 				if (k <= 0 || (k <= 256 &&
-					       d[52 + (k - 1) / 8] & (0x80 >> ((k - 1) % 8))))
+					       d[52 + (k - 1) / 8] & (0x80 >> ((k - 1) % 8)))) {
 					g.dup_state = 2;
+					g.dup_rx = get32(d + 40);
+				}
+			} else if (id == DUP_PATH && g.dup_state == 3 &&
+				   !(d[49] & 0x80) &&
+				   sdiff(get32(d + 40), g.dup_rx) > 0) {
+				g.dup_state = 0;	/* the duplicate was counted */
 			}
 			for (int i = 0; i < nsr && 84 + 16 * i + 16 <= n; i++) {
 				const u8 *s = d + 84 + 16 * i;
@@ -1870,7 +1883,7 @@ int main(int argc, char **argv)
 					resend_writes(&g.qp[i]);
 			last_resend = t;
 		}
-		if (g.dup_state == 1 && t - g.dup_at > 2) {
+		if ((g.dup_state == 1 || g.dup_state == 3) && t - g.dup_at > 2) {
 			g.dup_psn += 2;		/* no ACK: start over */
 			g.dup_state = 0;
 		}
