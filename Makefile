@@ -24,6 +24,12 @@
 #                  target-initiated checks)
 #   make bench     benchmarks in the VM (about 30 min): BENCHMARKS.md,
 #                  bench/results.json, bench/plots/
+#   make soak [SOAK_MINUTES=30]
+#                  soak in the VM: mixed traffic under changing faults, then
+#                  slab/page usage against the baseline, kmemleak
+#   make stateful-fuzz [SFUZZ_COUNT=1000000]
+#                  the full stateful fuzzing run (test_stateful_fuzz with a
+#                  million mutated packets over 10 rounds, about an hour)
 
 # Kernel to build against: the running kernel's build dir when it exists,
 # else the newest installed 6.12 headers.
@@ -32,13 +38,16 @@ KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
 KMOD := drivers/infiniband/sw/metaroce/metaroce.ko
 PROVIDER := rdma-core-provider/libmetaroce-rdmav34.so
 
-.PHONY: all module provider tools tool compliance install deps deps-debug check check-debug demo lint bench clean
+.PHONY: all module provider tools tool compliance install deps deps-debug check check-debug demo lint bench soak stateful-fuzz clean
 
 all: module provider tools
 
-tools: tools/mrfuzz tool
+tools: tools/mrfuzz tools/mrsfuzz tool
 
 tools/mrfuzz: tools/mrfuzz.c
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
+tools/mrsfuzz: tools/mrsfuzz.c
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
 module:
@@ -92,9 +101,18 @@ lint: module
 bench: deps all
 	tools/bench/bench.sh
 
+SOAK_MINUTES ?= 30
+soak: deps all
+	tools/soak.sh $(SOAK_MINUTES)
+
+SFUZZ_COUNT ?= 1000000
+stateful-fuzz: deps all
+	tools/vm/run.sh -t 14400 -o .vm/stateful-fuzz -- env SFUZZ_COUNT=$(SFUZZ_COUNT) \
+		SFUZZ_SECONDS=0 SFUZZ_ROUNDS=10 selftests/metaroce/test_stateful_fuzz.sh
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/metaroce/kverbs clean
 	$(MAKE) -C rdma-core-provider clean
-	rm -f tools/mrfuzz
+	rm -f tools/mrfuzz tools/mrsfuzz
 	$(MAKE) -C tools/metaroce clean

@@ -1,0 +1,270 @@
+#!/bin/bash
+# Soak (issue 18), run inside the VM by tools/soak.sh (not part of make
+# check): SOAK_MINUTES (default 30) of mixed traffic between devices la
+# (host A) and lb (host B), joined by two veth pairs (two planes), while a
+# fault changes every SOAK_FAULT_S seconds (default 5): netem loss,
+# reordering, duplication, corruption, delay with jitter, a link flap,
+# plane 1 down and up, or no fault.
+#
+# Traffic, all at once, each a loop that logs ok/FAIL per run:
+#   kverbs   kernel verbs (mroce_kverbs.ko): RC SEND/WRITE/READ of 256 KiB,
+#            rc_many (mixed WRs), atomics, UD sends: every byte checked
+#   pingpong ibv_rc_pingpong -c (user RC, data checked)
+#   udpp     ibv_ud_pingpong -c (user UD, data checked; a lost datagram
+#            makes a run hang: runs are timed and only counted)
+#   qpscale  tools/bench/qpscale: 64 RC QP pairs created, one verified
+#            WRITE each, destroyed (QP create/destroy churn, many QPs)
+#   perftest ib_write_bw / ib_read_bw / ib_send_bw, 500 iterations each
+#            (load; perftest checks nothing)
+#   pyverbs  selftests/metaroce/pyverbs rc_user.py many and states (RC,
+#            verified), ud_user.py mix (UD data: netem may drop some)
+#   kill     ud_stream -k (UD stream with extra objects) killed by SIGKILL
+#            after a random 1-4 s
+#
+# Before: modules loaded and unloaded once, namespaces made and removed
+# once (warm caches), then a baseline of /proc/meminfo and /proc/slabinfo
+# after dropping caches; after teardown (devices deleted, module unloaded,
+# namespaces deleted) the same again.  Pass: no verified transfer failed,
+# unreclaimable slab within SOAK_SLAB_KB (2048) of the baseline, no
+# kmalloc/skbuff/RDMA slab cache grown by more objects than half the QPs
+# created (a leak of one object per QP, per connection or per message
+# would exceed it) or two slab pages (the CPUs' current slabs count as
+# active), and no kmemleak report (when the kernel has
+# kmemleak).  Prints "soak: key=value" figures for BENCHMARKS.md.
+. "$(dirname "$0")/lib.sh"
+
+here=$(cd "$(dirname "$0")" && pwd)
+MINUTES=${SOAK_MINUTES:-30}
+FAULT_S=${SOAK_FAULT_S:-5}
+SLAB_KB=${SOAK_SLAB_KB:-2048}
+W=/tmp/mroce-soak
+QPSCALE=/tmp/qpscale
+export KV_A=la KV_B=lb
+rm -rf $W
+mkdir -p $W
+
+tap_plan 9
+prep() {
+	build_prog ud_stream &&
+		gcc -O2 -Wall -Wextra -o $QPSCALE "$here/../../tools/bench/qpscale.c" -libverbs
+}
+ok_if "programs built (ud_stream, qpscale)" prep
+
+# meminfo/slab snapshot after dropping caches and shrinking slabs.
+snapshot() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	for s in /sys/kernel/slab/*/shrink; do echo 1 > "$s"; done 2>/dev/null
+	sleep 2
+	grep -E '^(MemFree|Slab|SReclaimable|SUnreclaim|PageTables|KernelStack|VmallocUsed|Percpu):' /proc/meminfo > "$1.mem"
+	# name, active objects, object size, objects per slab
+	awk 'NR > 2 { print $1, $2, $4, $5 }' /proc/slabinfo | sort > "$1.slab"
+}
+kmemleak_scan() {
+	local k=/sys/kernel/debug/kmemleak
+	[ -w $k ] || return 0
+	echo scan > $k
+	sleep 5
+	echo scan > $k
+	cat $k
+}
+
+# Warm up: what the first load and the first namespaces allocate for
+# good (ib_core, ib_uverbs, netns caches) is not ours.
+modprobe metaroce && modprobe -r metaroce
+setup_two_hosts
+ip netns del "$NS_A"
+ip netns del "$NS_B"
+sleep 2
+kmemleak_scan > /dev/null
+snapshot $W/base
+
+setup_two_hosts
+add_second_pair 10.77.1.1/24 10.77.1.2/24
+ip -n "$NS_A" link set va2 up
+ip -n "$NS_B" link set vb2 up
+add_devices la lb
+MR=tools/metaroce/metaroce
+if [ -x $MR ]; then
+	mra plane add la va2 && mrb plane add lb vb2
+else
+	diag "no metaroce tool: one plane only"
+fi
+echo 20000 > /sys/module/metaroce/parameters/rto_min_us
+
+end=$((SECONDS + MINUTES * 60))
+running() { [ $SECONDS -lt $end ] && [ ! -e $W/stop ]; }
+# loop NAME CMD...: run CMD until the end, logging ok N / FAIL N.
+loop() {
+	local name=$1 n=0
+	shift
+	while running; do
+		if "$@" > $W/$name.last 2>&1; then
+			echo "ok $n" >> $W/$name.log
+		else
+			{ echo "FAIL $n"; tail -n 20 $W/$name.last; } >> $W/$name.log
+		fi
+		n=$((n + 1))
+	done
+}
+kv_all() {
+	kverbs rc_send,rc_write,rc_read size=262144 iters=4 &&
+		kverbs rc_many iters=100 && kverbs rc_atomic && kverbs ud_send
+}
+pp_a() {
+	# ibv_*_pingpong: server in B on lb, client in A on la, port $1
+	local tool=$1 port=$2 rc=0 pid
+	shift 2
+	ip netns exec "$NS_B" timeout 120 "$tool" -d lb -g "$(gid_index lb)" -p "$port" "$@" > $W/$tool.srv 2>&1 &
+	pid=$!
+	wait_for 30 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':$port '" || rc=1
+	((rc == 0)) && { ip netns exec "$NS_A" timeout 120 "$tool" -d la -g "$(gid_index la)" -p "$port" "$@" $IP_B > $W/$tool.cli 2>&1 || rc=1; }
+	wait $pid || rc=1
+	((rc == 0)) && grep -q 'iters in' $W/$tool.cli && return 0
+	echo "client:"; cat $W/$tool.cli; echo "server:"; cat $W/$tool.srv
+	return 1
+}
+perf_one() {
+	local t=${PERF[RANDOM % 3]} pid rc=0
+	ip netns exec "$NS_B" timeout 60 "$t" -d lb -x "$(gid_index lb)" -n 500 -p 18600 > $W/perf.srv 2>&1 &
+	pid=$!
+	wait_for 30 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18600 '" || rc=1
+	((rc == 0)) && { ip netns exec "$NS_A" timeout 60 "$t" -d la -x "$(gid_index la)" -n 500 -p 18600 $IP_B > $W/perf.cli 2>&1 || rc=1; }
+	wait $pid || rc=1
+	((rc == 0)) && return 0
+	echo "$t client:"; grep -iE "err|fail|couldn|unable|timeout|correlation" $W/perf.cli
+	echo "server:"; grep -iE "err|fail|couldn|unable|timeout|correlation" $W/perf.srv
+	return 1
+}
+PERF=(ib_write_bw ib_read_bw ib_send_bw)
+churn() {
+	timeout -k 5 300 $QPSCALE -a la -b lb -n 64 -x "$(gid_index la)" -X "$(gid_index lb)"
+}
+# pyverbs: RC QPs (state machine, many QPs: no datagram to lose) are
+# verified; the UD data test counts its datagrams, which netem may drop.
+pyv() {
+	/usr/bin/python3 selftests/metaroce/pyverbs/rc_user.py many la lb &&
+		/usr/bin/python3 selftests/metaroce/pyverbs/rc_user.py states la lb
+}
+pyv_ud() { /usr/bin/python3 selftests/metaroce/pyverbs/ud_user.py mix la lb; }
+kill_one() {
+	local pid
+	/tmp/ud_stream -k -n 0 la lb > $W/stream.out 2>&1 &
+	pid=$!
+	wait_for 60 grep -q ready $W/stream.out || { kill -9 $pid; wait $pid; return 1; }
+	sleep $((1 + RANDOM % 4))
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	return 0
+}
+
+loop kverbs kv_all &
+loop pingpong pp_a ibv_rc_pingpong 18515 -c -s 4096 -n 200 &
+loop udpp pp_a ibv_ud_pingpong 18516 -c -s 1024 -n 200 &
+loop qpscale churn &
+loop perftest perf_one &
+loop pyverbs pyv &
+loop pyverbs_ud pyv_ud &
+loop kill kill_one &
+
+# Faults: one every FAULT_S seconds, both directions where it is netem.
+netem() {
+	ip netns exec "$NS_A" tc qdisc replace dev va root netem "$@"
+	ip netns exec "$NS_B" tc qdisc replace dev vb root netem "$@"
+}
+clear_netem() {
+	ip netns exec "$NS_A" tc qdisc del dev va root 2>/dev/null
+	ip netns exec "$NS_B" tc qdisc del dev vb root 2>/dev/null
+}
+nf=0
+while running; do
+	case $((RANDOM % 9)) in
+	0) netem loss $((1 + RANDOM % 5))%; f=loss ;;
+	1) netem delay 1ms reorder 25% 50%; f=reorder ;;
+	2) netem duplicate 5%; f=duplicate ;;
+	3) netem corrupt 2%; f=corrupt ;;
+	4) netem delay 2ms 1ms distribution normal; f=jitter ;;
+	5) clear_netem; ip -n "$NS_A" link set va down; sleep 1
+	   ip -n "$NS_A" link set va up; f=link_flap ;;
+	6) clear_netem; ip -n "$NS_B" link set vb2 down; sleep 2
+	   ip -n "$NS_B" link set vb2 up; f=plane_flap ;;
+	*) clear_netem; f=none ;;
+	esac
+	echo "$SECONDS $f" >> $W/faults.log
+	nf=$((nf + 1))
+	sleep "$FAULT_S"
+done
+clear_netem
+touch $W/stop
+wait
+diag "faults: $nf changes: $(awk '{ print $2 }' $W/faults.log | sort | uniq -c | tr '\n' ' ')"
+
+runs() { local n; n=$(grep -c '^ok' $W/"$1".log 2>/dev/null); echo "${n:-0}"; }
+fails() { local n; n=$(grep -c '^FAIL' $W/"$1".log 2>/dev/null); echo "${n:-0}"; }
+for l in kverbs pingpong udpp qpscale perftest pyverbs pyverbs_ud kill; do
+	diag "$l: $(runs $l) ok, $(fails $l) failed"
+	[ "$(fails $l)" -gt 0 ] && diag "$(grep -A8 '^FAIL' $W/$l.log | head -n 30)"
+done
+verified() {
+	local l bad=0
+	for l in kverbs pingpong qpscale pyverbs; do
+		[ "$(runs $l)" -gt 0 ] || { echo "$l never passed"; bad=1; }
+		[ "$(fails $l)" = 0 ] || { echo "$l failed $(fails $l) times"; bad=1; }
+	done
+	return $bad
+}
+ok_if "verified traffic (kernel verbs, RC pingpong, qpscale, pyverbs) never failed" verified
+ok_if "UD pingpongs, UD pyverbs, perftest and killed streams ran" \
+	test "$(runs udpp)" -gt 0 -a "$(runs pyverbs_ud)" -gt 0 -a "$(runs perftest)" -gt 0 -a "$(runs kill)" -gt 0
+ok_if "no verbs object left but the kernel's own" wait_for 60 user_objects_gone
+
+teardown() {
+	timeout 60 rdma link delete la && timeout 60 rdma link delete lb &&
+		modprobe -r metaroce && ip netns del "$NS_A" && ip netns del "$NS_B"
+}
+ok_if "devices delete, module unloads, namespaces go" teardown
+sleep 5
+snapshot $W/after
+
+# QPs created: qpscale pairs (128 QPs a run) plus a few per other run.
+qps=$(( $(runs qpscale) * 128 + ($(runs kverbs) + $(runs pingpong) + $(runs udpp) + $(runs perftest)) * 2 + $(runs pyverbs) * 10 + $(runs kill) * 20 ))
+# (no process substitution: the VM has no /dev/fd)
+sort $W/base.mem > $W/base.mems
+sort $W/after.mem > $W/after.mems
+join $W/base.mems $W/after.mems > $W/mem.join
+diag "meminfo after - before: $(awk '{ printf "%s%+d kB ", $1, $4 - $2 }' $W/mem.join)"
+sunrec=$(awk '$1 == "SUnreclaim:" { print $4 - $2 }' $W/mem.join)
+diag "slab caches that grew (active objects, after - before):"
+join $W/base.slab $W/after.slab | awk '$5 != $2 { printf "%s %+d objects (%+d kB)\n", $1, $5 - $2, ($5 - $2) * $3 / 1024 }' |
+	sort -k2 -n -r | head -n 25 > $W/slabdiff
+diag "$(cat $W/slabdiff)"
+ok_if "unreclaimable slab back at baseline (within $SLAB_KB kB): ${sunrec} kB" \
+	test "${sunrec:-999999}" -le "$SLAB_KB"
+slab_ok() {
+	# kmalloc-*, skbuff*, RDMA/verbs caches: growth below half the QPs
+	# created (one leaked object per QP would be more), and below two
+	# slab pages of the cache: slabinfo counts every object of a CPU's
+	# current slab as active, so each of the 2 CPUs may show up to a
+	# page of objects that are free.
+	join $W/base.slab $W/after.slab |
+		awk -v q=$((qps / 2)) '
+		$1 ~ /^(kmalloc|skbuff|ib_|rdma|mroce|metaroce|dma-kmalloc)/ {
+			# join: name, active, size, per slab (before), the same after
+			lim = 2 * $4 > q ? 2 * $4 : q
+			if ($5 - $2 > lim) {
+				print $1, "grew by", $5 - $2, "objects (limit", lim ")"; bad = 1 }
+		}
+		END { exit bad }'
+}
+ok_if "no kmalloc/skbuff/RDMA slab cache grew by half the $qps QPs created" slab_ok
+leaks=$(kmemleak_scan)
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	ok_if "kmemleak: no unreferenced object" test -z "$leaks"
+	diag "$leaks"
+else
+	skip_test "kmemleak: no unreferenced object" "this kernel has no kmemleak (run on the debug kernel)"
+fi
+dmesg > $W/dmesg.txt
+ok_if "kernel log: no error report" "$here/../../tools/vm/scan-dmesg.sh" $W/dmesg.txt
+echo "soak: minutes=$MINUTES faults=$nf kverbs=$(runs kverbs) pingpong=$(runs pingpong) udpp=$(runs udpp) qpscale=$(runs qpscale) perftest=$(runs perftest) pyverbs=$(runs pyverbs) pyverbs_ud=$(runs pyverbs_ud) killed=$(runs kill) qps_created=$qps sunreclaim_kb=$sunrec"
+tap_done
