@@ -138,16 +138,19 @@ class RcHostile:
         record("F11", served == [0, 1] and d == 2,
                "max_dest_rd_atomic 1, 4 READs, no response acknowledged: responses for "
                "SSNs %s, drop_no_resource +%d" % (served, d))
-        self.p.drain(1.0)       # our ACKs deliver the responses
-        for pkt in pkts[2:]:
-            self.p.send_raw(pkt)
+        # Our ACKs deliver the responses; the refused READs are resent, as
+        # a requester's loss recovery would, until they are served.
         later = []
-        for _ in range(2):
-            r = self.replies(lambda r: r["type"] == m.T_READ_RESP and
-                             r.get("sqpn") == q["qpn"] and r["ssn"] in (2, 3) and
-                             r["ssn"] not in later, 3.0)
-            if r:
-                later.append(r["ssn"])
+        for _ in range(12):
+            for pkt, ssn in zip(pkts[2:], (2, 3)):
+                if ssn not in later:
+                    self.p.send_raw(pkt)
+            for r in self.p.drain(0.5):
+                if r["type"] == m.T_READ_RESP and r.get("sqpn") == q["qpn"] and \
+                        r["ssn"] in (2, 3) and r["ssn"] not in later:
+                    later.append(r["ssn"])
+            if len(later) == 2:
+                break
         record("F11", sorted(later) == [2, 3],
                "the refused READs once the responses were delivered: responses for %s"
                % sorted(later))
