@@ -12,6 +12,9 @@ need_mr_tool
 
 setup_two_hosts
 add_devices la lb
+# Every connection made here stays for the dump at the end: no idle
+# reclaim (60 s by default), however slow the host.
+$MR set conn_idle_timeout_s 3600
 
 # code WANT CMD...: CMD exits with status WANT.
 code() {
