@@ -125,9 +125,16 @@ class ConnHostile:
             return
         src = self.extra[1]
         scid, token = rnd_cid(), rnd_token()
-        self.spoof_connect(src, scid, token)
-        time.sleep(0.2)
-        q = self.new_qp(peer_ip=src, recvs=2)
+        # Long enough a half-open life that the QP surely finds it under
+        # load (the agent takes a while to make a QP under TCG).
+        with self.tuned(half_open_timeout_ms=4000):
+            self.spoof_connect(src, scid, token)
+            time.sleep(0.2)
+            q = self.new_qp(peer_ip=src, recvs=2)
+            self.h_attach_inject(q, src, scid, token)
+
+    def h_attach_inject(self, q, src, scid, token):
+        """The attacker's SEND to q, in the pre-handshake form from src."""
         data = b"H" * 32
         self.spoof_prehs(src, m.T_SEND, self.sx(q, 0, 0, len(data)), scid,
                          token, data, flags=m.F_AR | m.F_LAST)
