@@ -321,8 +321,10 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 
 /*
  * The connection of mdev to peer from local, or NULL: the oldest
- * confirmed one, else the oldest half-open one, which carries nothing
- * until it is confirmed (spec 6.4).  conns_lock held.
+ * confirmed one, else the newest half-open one, which carries nothing
+ * until it is confirmed (spec 6.4).  The newest: a CONNECT sent in the
+ * peer's name must have come after the peer's own to be taken.
+ * conns_lock held.
  */
 static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 					  const union ib_gid *local,
@@ -337,8 +339,7 @@ static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 			continue;
 		if (!conn->half_open)
 			return conn;
-		if (!unconfirmed)
-			unconfirmed = conn;
+		unconfirmed = conn;
 	}
 	return unconfirmed;
 }
