@@ -24,8 +24,7 @@ void mroce_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 	if (st->close_sent)
 		return;
 	st->close_sent = true;
-	if (conn->state != MROCE_CONN_ESTABLISHED || !conn->npaths ||
-	    conn->half_open)
+	if (conn->state != MROCE_CONN_ESTABLISHED || !conn->npaths)
 		return;		/* the peer cannot know the stream yet */
 	rec.type = MROCE_T_STREAM_CLOSE;
 	rec.flags = MROCE_F_LAST;
