@@ -27,7 +27,6 @@ import socket
 import struct
 import sys
 import time
-import traceback
 
 import mrpkt as m
 from conf_ack import AckTests
@@ -37,7 +36,7 @@ from conf_req import RequesterTests
 from conf_stream import StreamTests
 from conf_verbs import VerbsTests, acks
 from peer import Peer
-from verdict import Failed, need, record, results
+from verdict import Failed, need, record, results, run_groups
 
 OUR_MAX_RX_PATHS = 8
 
@@ -771,18 +770,7 @@ def main(argv):
              s.t_prehandshake, s.t_unknown_prehandshake, s.t_rate_hint, s.t_rate_share,
              s.t_init_fail, s.t_init_connect_required, s.t_init_connect, s.t_init_paths,
              s.t_init_simultaneous, s.t_init_seg_window, s.t_whole_run]
-    crashed = []
-    for t in tests:
-        t0 = time.monotonic()
-        try:
-            t()
-            print("# %s done (%.1f s)" % (t.__name__, time.monotonic() - t0))
-        except Failed as ex:
-            crashed.append("%s: %s" % (t.__name__, ex))
-            print("# %s: %s" % (t.__name__, ex))
-        except Exception:
-            crashed.append(t.__name__)
-            traceback.print_exc()
+    crashed = run_groups(tests)
     ids = load_ids()
     n = {"pass": 0, "fail": 0, "untested": 0}
     for i in ids:

@@ -11,13 +11,11 @@ Prints one line per finding: "F<n> pass|fail <note>", then a summary.
 Exit status 1 if any check failed or a group aborted.
 """
 import sys
-import time
-import traceback
 
 from conformance import Suite
 from hostile_conn import ConnHostile
 from hostile_rc import RcHostile
-from verdict import Failed, results
+from verdict import results, run_groups
 
 # The findings of the review, as the TAP lines name them.
 FINDINGS = {
@@ -43,18 +41,7 @@ def main(argv):
     s = Hostile(local, target, aport, argv[4:])
     s.t_connect()
     tests = [getattr(s, n) for n in RcHostile.TESTS + ConnHostile.TESTS]
-    crashed = []
-    for t in tests:
-        t0 = time.monotonic()
-        try:
-            t()
-            print("# %s done (%.1f s)" % (t.__name__, time.monotonic() - t0))
-        except Failed as ex:
-            crashed.append("%s: %s" % (t.__name__, ex))
-            print("# %s: %s" % (t.__name__, ex))
-        except Exception:  # noqa: BLE001
-            crashed.append(t.__name__)
-            traceback.print_exc()
+    crashed = run_groups(tests)
     fails = 0
     for f in sorted(FINDINGS):
         if f not in results:

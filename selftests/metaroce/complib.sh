@@ -10,17 +10,9 @@
 
 COMP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../compliance" && pwd)
 
-# run_compliance 4|6: the whole run over IPv4 or IPv6 addresses.
-run_compliance() {
-	local out=/tmp/mroce-compliance.txt local_ip target_ip extra rc ip
-	local pfx=24 agent
-
-	setup_two_hosts
-	if [ "$1" = 6 ]; then
-		local_ip=$IP6_B target_ip=$IP6_A extra="fd77::3 fd77::4 fd77::5 fd77::6" pfx=64
-	else
-		local_ip=$IP_B target_ip=$IP_A extra="10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6"
-	fi
+# target_up: device ra in host A with the target agent (port 4794) driving
+# it; $agent is the agent's PID.
+target_up() {
 	ip netns exec $NS_A rdma link add ra type metaroce netdev va
 	# The peer is Python under TCG: it answers within ~100 ms, not within
 	# the microseconds the default loss timers expect of a fabric.  Slower
@@ -34,6 +26,20 @@ run_compliance() {
 	ip netns exec $NS_A /usr/bin/python3 $COMP/target.py ra 4794 > /tmp/agent.log 2>&1 &
 	agent=$!
 	wait_for 60 grep -q listening /tmp/agent.log
+}
+
+# run_compliance 4|6: the whole run over IPv4 or IPv6 addresses.
+run_compliance() {
+	local out=/tmp/mroce-compliance.txt local_ip target_ip extra rc ip
+	local pfx=24
+
+	setup_two_hosts
+	if [ "$1" = 6 ]; then
+		local_ip=$IP6_B target_ip=$IP6_A extra="fd77::3 fd77::4 fd77::5 fd77::6" pfx=64
+	else
+		local_ip=$IP_B target_ip=$IP_A extra="10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6"
+	fi
+	target_up
 	# Four more addresses of host B that host A has no connection with: a
 	# target QP towards one makes the target the initiator (conf_init.py).
 	for ip in $extra; do

@@ -10,24 +10,14 @@
 # point per finding of the security review, named in the line; the kernel
 # log check of the VM harness catches KASAN and lockdep reports.
 . "$(dirname "$0")/lib.sh"
-
-COMP=$(cd "$(dirname "$0")/../compliance" && pwd)
+. "$(dirname "$0")/complib.sh"
 out=/tmp/mroce-hostile.txt
 
 setup_two_hosts
 for ip in 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6; do
 	ip -n $NS_B addr add $ip/24 dev vb nodad
 done
-ip netns exec $NS_A rdma link add ra type metaroce netdev va
-# The peer is Python under TCG (answers within ~100 ms): slow loss timers.
-P=/sys/module/metaroce/parameters
-echo 2000000 > $P/rto_max_us
-echo 200000 > $P/rto_min_us
-echo 200000 > $P/rto_initial_us
-wait_for 10 gid_index ra
-ip netns exec $NS_A /usr/bin/python3 $COMP/target.py ra 4794 > /tmp/agent.log 2>&1 &
-agent=$!
-wait_for 60 grep -q listening /tmp/agent.log
+target_up
 ip netns exec $NS_B timeout 700 /usr/bin/python3 -u $COMP/hostile.py \
 	$IP_B $IP_A 4794 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6 > $out 2>&1
 rc=$?
