@@ -947,7 +947,12 @@ static int c_req_huge_offset(u8 *p)
 		      0, 0, 1);
 }
 
-/* Offsets beyond the segment window of a message in progress. */
+/*
+ * Offsets beyond the segment window of a message in progress.  Its SSNs
+ * (8 to 15 ahead) are its own: a message another class opened first with
+ * another Message Length fails on that instead, and the drop this class
+ * is for would never be counted.
+ */
 static int c_req_seg_window(u8 *p)
 {
 	struct tqp *q = pick_qp('s', 1);
@@ -957,7 +962,7 @@ static int c_req_seg_window(u8 *p)
 	if (!q)
 		return 0;
 	off = seg * (2048 + rn(2048));
-	sx(e, g.css, q->tqpn, q->pqpn, q->ssn + 1 + rn(3), q->msn + rn(3),
+	sx(e, g.css, q->tqpn, q->pqpn, q->ssn + 8 + rn(8), q->msn + rn(3),
 	   len, off);
 	return seqpkt(p, T_SEND, e, seg, off + seg == len ? F_LAST : 0, 0, 0, 1);
 }
