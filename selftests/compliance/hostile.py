@@ -28,6 +28,8 @@ FINDINGS = {
     "F09": "READ response bitmap freed on failure, flush and destroy (leak)",
     "F10": "ACK and SYNC extensions read past the packet",
     "F11": "responder enforces max_dest_rd_atomic",
+    "F12": "netlink CONN_GET (CIDs, entropies, addresses) needs CAP_NET_ADMIN",
+    "F13": "token comparisons on received packets are constant-time",
 }
 
 

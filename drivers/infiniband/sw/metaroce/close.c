@@ -24,7 +24,8 @@ void mroce_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 	if (st->close_sent)
 		return;
 	st->close_sent = true;
-	if (conn->state != MROCE_CONN_ESTABLISHED || !conn->npaths)
+	if (conn->state != MROCE_CONN_ESTABLISHED || !conn->npaths ||
+	    conn->half_open)
 		return;		/* the peer cannot know the stream yet */
 	rec.type = MROCE_T_STREAM_CLOSE;
 	rec.flags = MROCE_F_LAST;

@@ -319,19 +319,29 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	return conn;
 }
 
-/* The connection of mdev to peer from local, or NULL.  conns_lock held. */
+/*
+ * The connection of mdev to peer from local, or NULL: the oldest
+ * confirmed one, else the newest half-open one, which carries nothing
+ * until it is confirmed (spec 6.4).  The newest: a CONNECT sent in the
+ * peer's name must have come after the peer's own to be taken.
+ * conns_lock held.
+ */
 static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 					  const union ib_gid *local,
 					  const union ib_gid *peer)
 {
-	struct mroce_conn *conn;
+	struct mroce_conn *conn, *unconfirmed = NULL;
 
-	list_for_each_entry(conn, &mdev->conns, list)
-		if (conn->state <= MROCE_CONN_ESTABLISHED &&
-		    !memcmp(&conn->peer, peer, sizeof(*peer)) &&
-		    !memcmp(&conn->local, local, sizeof(*local)))
+	list_for_each_entry(conn, &mdev->conns, list) {
+		if (conn->state > MROCE_CONN_ESTABLISHED ||
+		    memcmp(&conn->peer, peer, sizeof(*peer)) ||
+		    memcmp(&conn->local, local, sizeof(*local)))
+			continue;
+		if (!conn->half_open)
 			return conn;
-	return NULL;
+		unconfirmed = conn;
+	}
+	return unconfirmed;
 }
 
 /*
@@ -365,6 +375,14 @@ int mroce_conn_attach(struct mroce_qp *qp)
 		conn->state = MROCE_CONN_CONNECTING;
 		mroce_build_connect(conn, MROCE_T_CONNECT, &q);
 		mroce_conn_hs_retry_at(conn);
+	} else if (conn->half_open && !conn->confirm_sent) {
+		/*
+		 * Our stream waits for the peer to confirm the connection
+		 * with our token (spec 6.4): ask it at once, as the
+		 * initiator does (MRC-CONN-013).
+		 */
+		conn->confirm_sent = true;
+		mroce_path_confirm(conn, &q);
 	}
 	conn->streams++;
 	conn->idle_at = 0;
@@ -382,9 +400,12 @@ int mroce_conn_attach(struct mroce_qp *qp)
 	st->sync_backoff = 0;
 	mroce_rc_stream_reset(qp);
 	mroce_conn_tx_commit(conn, &q);
+	/* Sent unlocked: a RESET may fail and tombstone conn meanwhile. */
+	refcount_inc(&conn->ref);
 	spin_unlock(&conn->lock);
 	spin_unlock_bh(&mdev->conns_lock);
 	mroce_conn_xmit(conn);
+	mroce_conn_put(conn);
 	return 0;
 }
 
@@ -473,30 +494,41 @@ static bool mroce_cx_len_ok(const struct mroce_bth *bth)
 }
 
 /*
- * A valid CONNECT, CONNECT_ACK or RESET from the peer at address peer with
- * GUID guid carries epoch: every connection to that peer with another
- * recorded epoch is of a previous incarnation of the peer and fails (C15,
- * MRC-CONN-044).  conns_lock held.
+ * Is conn a connection to another incarnation of the peer at address peer
+ * with GUID guid than the one of epoch (MRC-CONN-044)?  conns_lock held.
+ */
+static bool mroce_conn_other_epoch(const struct mroce_conn *conn,
+				   const union ib_gid *peer, __be64 guid,
+				   u64 epoch)
+{
+	int k;
+
+	if (!conn->peer_epoch || conn->peer_guid != guid ||
+	    conn->peer_epoch == epoch)
+		return false;
+	if (!memcmp(&conn->peer, peer, sizeof(*peer)))
+		return true;
+	for (k = 0; k < conn->npeer_addrs; k++)
+		if (!memcmp(&conn->peer_addrs[k], peer, sizeof(*peer)))
+			return true;
+	return false;
+}
+
+/*
+ * A CONNECT_ACK or RESET that proved our token, from the peer at address
+ * peer with GUID guid, carries epoch: every connection to that peer with
+ * another recorded epoch is of a previous incarnation of the peer and
+ * fails (C15, MRC-CONN-044).  conns_lock held.
  */
 static void mroce_conns_peer_epoch(struct mroce_dev *mdev,
 				   const union ib_gid *peer, __be64 guid,
 				   u64 epoch)
 {
 	struct mroce_conn *conn;
-	int k;
 
 	list_for_each_entry(conn, &mdev->conns, list) {
-		if (!conn->peer_epoch ||
-		    conn->peer_guid != guid || conn->peer_epoch == epoch)
+		if (!mroce_conn_other_epoch(conn, peer, guid, epoch))
 			continue;
-		if (memcmp(&conn->peer, peer, sizeof(*peer))) {
-			for (k = 0; k < conn->npeer_addrs; k++)
-				if (!memcmp(&conn->peer_addrs[k], peer,
-					    sizeof(*peer)))
-					break;
-			if (k == conn->npeer_addrs)
-				continue;
-		}
 		spin_lock(&conn->lock);
 		if (conn->state != MROCE_CONN_TOMBSTONE) {
 			mroce_count(mdev, CONN_PEER_RESTART);
@@ -504,6 +536,37 @@ static void mroce_conns_peer_epoch(struct mroce_dev *mdev,
 		}
 		spin_unlock(&conn->lock);
 	}
+}
+
+/*
+ * A CONNECT says the peer at address peer with GUID guid now has epoch.
+ * Anybody can send one, so it proves nothing: each live connection to
+ * another incarnation of that peer is checked with PROBEs instead, and
+ * fails only if they go unanswered (MRC-CONN-044, spec 16.3).  True if
+ * there is such a connection: the CONNECT waits for the outcome (its
+ * initiator resends it).  conns_lock held.
+ */
+static bool mroce_conns_restart_check(struct mroce_dev *mdev,
+				      const union ib_gid *peer, __be64 guid,
+				      u64 epoch)
+{
+	struct mroce_conn *conn;
+	bool found = false;
+
+	list_for_each_entry(conn, &mdev->conns, list) {
+		if (!mroce_conn_other_epoch(conn, peer, guid, epoch))
+			continue;
+		spin_lock(&conn->lock);
+		if (conn->state != MROCE_CONN_TOMBSTONE) {
+			found = true;
+			if (!conn->restart_until) {
+				mroce_count(mdev, CONN_RESTART_CHECKS);
+				mroce_conn_restart_check(conn);
+			}
+		}
+		spin_unlock(&conn->lock);
+	}
+	return found;
 }
 
 /*
@@ -583,10 +646,14 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	}
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&mdev->conns_lock);
-	/* A new epoch of a known peer: it restarted (6.7.2). */
-	if (mroce_cx_ok(cx))
-		mroce_conns_peer_epoch(mdev, peer, cx->guid,
-				       be64_to_cpu(cx->epoch));
+	/* A new epoch of a known peer: it may have restarted (6.7.2). */
+	if (mroce_cx_ok(cx) &&
+	    mroce_conns_restart_check(mdev, peer, cx->guid,
+				      be64_to_cpu(cx->epoch))) {
+		spin_unlock_bh(&mdev->conns_lock);
+		mroce_count(mdev, DROP_UNCONFIRMED);
+		return;
+	}
 	conn = mroce_connect_match(mdev, local, peer, bth, &full);
 	if (!conn) {
 		err = full ? -ENOSPC : mroce_connect_admit(mdev);
@@ -610,8 +677,23 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	}
 	spin_lock(&conn->lock);
 	if (conn->state != MROCE_CONN_CONNECTING) {
-		/* A resent CONNECT: answer it again, create nothing (C9). */
-		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
+		/*
+		 * A resent CONNECT: answer it again, create nothing (C9); at
+		 * most once per rto_initial_us, so that CONNECTs sent in the
+		 * peer's name are not reflected at it (spec 16.4).
+		 */
+		ktime_t now = ktime_get();
+
+		if (!mroce_token_eq(conn->peer_token, cx->token)) {
+			mroce_count(mdev, DROP_BAD_TOKEN);
+		} else if (conn->cack_at &&
+			   ktime_us_delta(now, conn->cack_at) <
+			   READ_ONCE(mroce_rto_initial_us)) {
+			mroce_count(mdev, DROP_RATE_LIMITED);
+		} else {
+			conn->cack_at = now;
+			mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
+		}
 	} else if (!mroce_conn_take_cx(conn, skb)) {
 		/* New (C2), or simultaneous open (C5). */
 		mroce_count(mdev, CONN_ESTABLISHED);
@@ -638,9 +720,11 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	if (!skb_queue_empty(&q))
 		mroce_reply_to(skb_peek(&q), skb);
 	mroce_conn_tx_commit(conn, &q);
+	refcount_inc(&conn->ref);	/* sent unlocked */
 	spin_unlock(&conn->lock);
 	spin_unlock_bh(&mdev->conns_lock);
 	mroce_conn_xmit(conn);
+	mroce_conn_put(conn);
 }
 
 /*
@@ -843,7 +927,7 @@ static struct mroce_conn *mroce_prehandshake_conn(struct mroce_dev *mdev,
 				   mroce_prehs_key(peer, ntohl(bth->scid)))
 		if (READ_ONCE(conn->state) != MROCE_CONN_TOMBSTONE &&
 		    READ_ONCE(conn->peer_cid) == ntohl(bth->scid) &&
-		    READ_ONCE(conn->peer_token) == be64_to_cpu(bth->token) &&
+		    mroce_token_eq(READ_ONCE(conn->peer_token), bth->token) &&
 		    !memcmp(&conn->peer, peer, sizeof(*peer)))
 			return conn;
 	return NULL;
@@ -916,23 +1000,45 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		goto unlock;
 	}
 	if (bth->type == MROCE_T_RESET) {
+		/* Its token may be the one a spoofed CONNECT chose. */
+		bool unconfirmed = conn->half_open;
+
 		epoch = mroce_rx_reset(conn, skb, &q);
 		guid = conn->peer_guid;
+		if (unconfirmed)
+			epoch = 0;
 		goto unlock;
 	}
 	/* The pre-handshake form carries the initiator's own token. */
 	token = bth->dcid ? conn->local_token : conn->peer_token;
 	/* A CONNECT_ACK's SCID is checked as the handshake's (MRC-CONN-014). */
-	if (be64_to_cpu(bth->token) != token ||
+	if (!mroce_token_eq(token, bth->token) ||
 	    (conn->state != MROCE_CONN_CONNECTING &&
 	     bth->type != MROCE_T_CONNECT_ACK &&
 	     ntohl(bth->scid) != conn->peer_cid)) {
 		mroce_count(mdev, DROP_BAD_TOKEN);
 		goto unlock;
 	}
+	if (conn->half_open) {
+		/*
+		 * The pre-handshake form carries the initiator's token, which
+		 * anybody who sent the CONNECT in its name chose: it proves
+		 * nothing, and an unconfirmed connection takes nothing of it.
+		 * Only our token, which went to the CONNECT's source address
+		 * alone, confirms the connection (spec 6.4, 16.3).
+		 */
+		if (!bth->dcid) {
+			mroce_count(mdev, DROP_UNCONFIRMED);
+			goto unlock;
+		}
+		mroce_conn_half_open_end(conn);
+		mroce_rc_kick_waiters(conn, &q);	/* our streams go */
+	}
+	/* The peer of this incarnation answers: no restart (6.7.2). */
+	conn->restart_until = 0;
+	conn->restart_next = 0;
 	mroce_count(mdev, RX_PACKETS);
 	mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
-	mroce_conn_half_open_end(conn);	/* a valid packet: confirmed (6.4) */
 	mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
 	if (bth->type == MROCE_T_CONNECT_ACK) {
 		epoch = mroce_rx_connect_ack(conn, skb, &q);

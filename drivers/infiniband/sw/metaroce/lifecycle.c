@@ -172,8 +172,9 @@ bool mroce_stomb_nak_ok(struct mroce_conn *conn, u32 lqpn, u32 pqpn)
 
 /*
  * A responder's connection made by a CONNECT is half-open until a valid
- * packet of another type arrives on it; it is freed, silently, after
- * half_open_timeout_ms without one (MRC-CONN-028).  conn->lock held.
+ * packet addressed by DCID, with our token, arrives on it; it is freed,
+ * silently, after half_open_timeout_ms without one (MRC-CONN-028).
+ * conn->lock held.
  */
 void mroce_conn_half_open_start(struct mroce_conn *conn)
 {
@@ -191,6 +192,47 @@ void mroce_conn_half_open_end(struct mroce_conn *conn)
 		return;
 	conn->half_open = false;
 	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_CONN_HALF_OPEN]);
+}
+
+/*
+ * A CONNECT claims that the peer of conn restarted (spec 6.7.2): PROBE
+ * conn, from the timer, up to three times; it fails unless a packet with
+ * our token arrives first (MRC-CONN-044).  conn->lock held.
+ */
+void mroce_conn_restart_check(struct mroce_conn *conn)
+{
+	ktime_t now = ktime_get();
+
+	conn->restart_next = now;
+	conn->restart_until = ktime_add_us(now, READ_ONCE(mroce_rto_max_us));
+	conn->restart_probes = 0;
+	mroce_conn_arm_timer(conn);
+}
+
+/*
+ * Timer work of a restart check: the next PROBE, each answer awaited for
+ * a probe timeout but at least a third of rto_max_us; after the third,
+ * the verdict.  True if conn failed.  conn->lock held.
+ */
+static bool mroce_conn_restart_tick(struct mroce_conn *conn, ktime_t now,
+				    struct sk_buff_head *q)
+{
+	u32 us;
+
+	if (conn->restart_next && !ktime_after(conn->restart_next, now)) {
+		us = max(mroce_path_check_alive(conn, q),
+			 READ_ONCE(mroce_rto_max_us) / 3);
+		conn->restart_until = ktime_add_us(now, us);
+		conn->restart_next = ++conn->restart_probes < 3 ?
+				     conn->restart_until : 0;
+	}
+	if (conn->restart_next || !conn->restart_until ||
+	    ktime_after(conn->restart_until, now))
+		return false;
+	conn->restart_until = 0;
+	mroce_count(conn->mdev, CONN_PEER_RESTART);
+	mroce_conn_fail(conn);		/* C15 */
+	return true;
 }
 
 /* Start the idle clock if the last stream went.  conn->lock held. */
@@ -281,6 +323,10 @@ ktime_t mroce_conn_life_next(struct mroce_conn *conn)
 		next = conn->idle_at;
 	if (conn->half_open && ktime_before(conn->half_open_until, next))
 		next = conn->half_open_until;
+	if (conn->restart_next && ktime_before(conn->restart_next, next))
+		next = conn->restart_next;
+	else if (conn->restart_until && ktime_before(conn->restart_until, next))
+		next = conn->restart_until;
 	if (conn->close_at && ktime_before(conn->close_at, next))
 		next = conn->close_at;
 	if (dead && conn->inactive_at) {
@@ -323,14 +369,21 @@ void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
 	u32 dead = READ_ONCE(mroce_conn_dead_timeout_s);
 
 	if (conn->half_open && !ktime_after(conn->half_open_until, now)) {
-		if (!conn->streams) {
-			/* Never confirmed: freed, nothing sent (6.4). */
-			mroce_count(conn->mdev, CONN_HALF_OPEN_EXPIRED);
+		/*
+		 * Never confirmed: freed, nothing sent (6.4).  Our own QPs
+		 * that wait for it do not confirm it: theirs is the fate of
+		 * a handshake that failed (C7).
+		 */
+		mroce_count(conn->mdev, CONN_HALF_OPEN_EXPIRED);
+		if (conn->streams)
+			mroce_conn_fail(conn);
+		else
 			mroce_conn_tombstone(conn);
-			return;
-		}
-		mroce_conn_half_open_end(conn);	/* our own QPs use it */
+		return;
 	}
+	if ((conn->restart_next || conn->restart_until) &&
+	    mroce_conn_restart_tick(conn, now, q))
+		return;
 	if (conn->state == MROCE_CONN_ESTABLISHED) {
 		/*
 		 * A path that is not ACTIVE has probe timers, so the timer

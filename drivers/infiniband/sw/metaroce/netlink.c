@@ -789,6 +789,8 @@ static const struct genl_ops mroce_nl_ops[] = {
 		.start = mroce_nl_conn_start,
 		.dumpit = mroce_nl_conn_get_dumpit,
 		.done = mroce_nl_conn_done,
+		/* CIDs, entropies and addresses: for administrators only. */
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
 		.cmd = METAROCE_CMD_TUNABLE_GET,

@@ -357,6 +357,29 @@ void mroce_path_confirm(struct mroce_conn *conn, struct sk_buff_head *q)
 		mroce_send_probe(conn, conn->paths[0], q);
 }
 
+/*
+ * Is the peer incarnation of conn still there (restart check, spec
+ * 6.7.2)?  PROBE an ACTIVE path, path 0 if none is; returns that path's
+ * probe timeout, us, or 0 if conn has no path.
+ */
+u32 mroce_path_check_alive(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	struct mroce_path *path;
+	int i;
+
+	if (!conn->npaths)
+		return 0;
+	path = conn->paths[0];
+	for (i = 0; i < conn->npaths; i++) {
+		if (conn->paths[i]->state == MROCE_PATH_ACTIVE) {
+			path = conn->paths[i];
+			break;
+		}
+	}
+	mroce_send_probe(conn, path, q);
+	return mroce_probe_timeout(conn, path);
+}
+
 /* Leave the current entropy and probe the new one (P8, P10, P12). */
 static void mroce_path_probe_new(struct mroce_conn *conn,
 				 struct mroce_path *path,
@@ -721,6 +744,9 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 /* May a stream send a new packet now?  Lost content goes first. */
 bool mroce_path_has_room(struct mroce_conn *conn)
 {
+	/* An unconfirmed connection carries no stream data (spec 6.4). */
+	if (conn->half_open)
+		return false;
 	u32 mpb = mroce_mpb(conn);
 
 	if (conn->state != MROCE_CONN_ESTABLISHED || !list_empty(&conn->retxq))

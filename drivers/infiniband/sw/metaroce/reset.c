@@ -126,7 +126,6 @@ u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_rsx *rsx = (const struct mroce_rsx *)(bth + 1);
 	struct mroce_dev *mdev = conn->mdev;
-	u64 token = be64_to_cpu(bth->token);
 	u32 scid = ntohl(bth->scid);
 	u64 epoch;
 
@@ -135,8 +134,9 @@ u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 		mroce_count(mdev, DROP_BAD_HEADER);
 		return 0;
 	}
-	if ((token != conn->local_token &&
-	     (!conn->peer_token || token != conn->peer_token)) ||
+	if ((!mroce_token_eq(conn->local_token, bth->token) &&
+	     (!conn->peer_token ||
+	      !mroce_token_eq(conn->peer_token, bth->token))) ||
 	    (scid && (conn->state == MROCE_CONN_CONNECTING ||
 		      scid != conn->peer_cid))) {
 		mroce_count(mdev, DROP_BAD_TOKEN);

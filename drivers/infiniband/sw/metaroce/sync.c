@@ -342,10 +342,13 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
  * One SYNC entry (MRC-LOSS-015): an attached stream is reported with
  * SYNC_REPLY, and NAKed SEQUENCE if the requester waits for a request
  * beyond the next one; any other stream gets the NAK of the attach rules
- * (6.5.2): NOT_READY before RTR, STREAM_CLOSED otherwise.
+ * (6.5.2): NOT_READY before RTR, STREAM_CLOSED otherwise.  Only the
+ * first NAK of a SYNC goes (*nak_sent): one packet must not make many
+ * (spec 16.4); the requester SYNCs the other streams again.
  */
 static void mroce_sync_entry(struct mroce_conn *conn, struct sk_buff *skb,
-			     const __be32 *e, struct sk_buff_head *q)
+			     const __be32 *e, struct sk_buff_head *q,
+			     bool *nak_sent)
 {
 	struct mroce_nak_info n = {
 		.req = ntohl(e[0]) & MROCE_QPN_MASK,
@@ -372,8 +375,14 @@ static void mroce_sync_entry(struct mroce_conn *conn, struct sk_buff *skb,
 	}
 	if (qp)
 		mroce_qp_put(qp);
-	if (n.code)
-		mroce_nak_send(conn, skb, &n, q);
+	if (!n.code)
+		return;
+	if (*nak_sent) {
+		mroce_count(conn->mdev, DROP_RATE_LIMITED);
+		return;
+	}
+	*nak_sent = true;
+	mroce_nak_send(conn, skb, &n, q);
 }
 
 /* A SYNC from the peer: report the streams it names (MRC-LOSS-015). */
@@ -383,6 +392,7 @@ void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const u8 *syx = (const u8 *)(bth + 1);
 	const __be32 *e = (const __be32 *)(syx + 4);
+	bool nak_sent = false;
 	u32 n, i;
 
 	/* The count is read only once the packet is known to hold it. */
@@ -395,6 +405,6 @@ void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 	}
 	mroce_count(conn->mdev, SYNCS_RCVD);
 	for (i = 0; i < n; i++, e += 3)
-		mroce_sync_entry(conn, skb, e, q);
+		mroce_sync_entry(conn, skb, e, q, &nak_sent);
 	mroce_send_ack(conn, skb, NULL, q);
 }

@@ -10,6 +10,7 @@
 #ifndef MROCE_TRANSPORT_H
 #define MROCE_TRANSPORT_H
 
+#include <crypto/utils.h>
 #include <linux/bitmap.h>
 #include <linux/hrtimer.h>
 #include <linux/skbuff.h>
@@ -100,6 +101,18 @@ struct mroce_skb_cb {
 	__be16 sport;		/* entropy; 0: the handshake's */
 	u8 plane;		/* the plane it goes out on (or came in on) */
 };
+
+/*
+ * Is the token a packet carries (wire) the token we hold (mine)?  In
+ * constant time, so that timing tells an attacker nothing about how much
+ * of a guess was right (MRC-SEC-004).
+ */
+static inline bool mroce_token_eq(u64 mine, __be64 wire)
+{
+	__be64 be = cpu_to_be64(mine);
+
+	return !crypto_memneq(&be, &wire, sizeof(be));
+}
 
 static inline struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
 {
@@ -327,14 +340,20 @@ struct mroce_conn {
 	ktime_t tomb_at;		/* TOMBSTONE: release the CID */
 	ktime_t inactive_at;		/* no path seen ACTIVE since (6.8) */
 	ktime_t cr_at;			/* last CONNECT on CONNECT_REQUIRED */
+	ktime_t cack_at;		/* last CONNECT_ACK resent (C9) */
+	ktime_t restart_until;		/* restart check: fail if unanswered */
+	ktime_t restart_next;		/* restart check: next PROBE; 0: none */
+	u8 restart_probes;		/* restart check: PROBEs sent */
 	struct mroce_stomb stombs[MROCE_STOMBS];
 	u8 stomb_next;
 	bool initiator;
 	bool half_open;			/* made by a CONNECT, unconfirmed (6.4) */
+	bool confirm_sent;		/* PROBE sent for a local stream (6.4) */
 	bool hints;			/* we advertised HINT (12.4) */
 	bool peer_atomic;		/* the peer's CX has ATOMIC (10.5) */
 	ktime_t half_open_until;
 	struct mroce_rate_window probe_rl;	/* PROBE_REPLYs sent */
+	struct mroce_rate_window nak_rl;	/* NAKs sent */
 	union ib_gid local;		/* our address */
 	union ib_gid peer;		/* the peer's address */
 	u32 local_cid;
@@ -520,6 +539,7 @@ void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
 /* reset.c: RESET (spec 6.7) */
 void mroce_conn_half_open_start(struct mroce_conn *conn);
 void mroce_conn_half_open_end(struct mroce_conn *conn);
+void mroce_conn_restart_check(struct mroce_conn *conn);
 void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
 			   const union ib_gid *local,
 			   const union ib_gid *peer, u8 reason, u16 retry_ms);
@@ -530,6 +550,7 @@ u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 /* path.c: sender paths, their states, probes and the choice of path */
 int mroce_paths_create(struct mroce_conn *conn);
 void mroce_path_confirm(struct mroce_conn *conn, struct sk_buff_head *q);
+u32 mroce_path_check_alive(struct mroce_conn *conn, struct sk_buff_head *q);
 void mroce_paths_free(struct mroce_conn *conn);
 bool mroce_path_has_room(struct mroce_conn *conn);
 void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
