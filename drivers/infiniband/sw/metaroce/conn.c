@@ -375,14 +375,13 @@ int mroce_conn_attach(struct mroce_qp *qp)
 		conn->state = MROCE_CONN_CONNECTING;
 		mroce_build_connect(conn, MROCE_T_CONNECT, &q);
 		mroce_conn_hs_retry_at(conn);
-	} else if (conn->half_open && !conn->confirm_sent) {
+	} else if (conn->half_open && !conn->confirm_next) {
 		/*
 		 * Our stream waits for the peer to confirm the connection
 		 * with our token (spec 6.4): ask it at once, as the
-		 * initiator does (MRC-CONN-013).
+		 * initiator does (MRC-CONN-013), and again until it does.
 		 */
-		conn->confirm_sent = true;
-		mroce_path_confirm(conn, &q);
+		mroce_conn_confirm_probe(conn, ktime_get(), &q);
 	}
 	conn->streams++;
 	conn->idle_at = 0;

@@ -191,7 +191,24 @@ void mroce_conn_half_open_end(struct mroce_conn *conn)
 	if (!conn->half_open)
 		return;
 	conn->half_open = false;
+	conn->confirm_next = 0;
 	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_CONN_HALF_OPEN]);
+}
+
+/*
+ * A half-open connection that a local stream waits on: PROBE the peer,
+ * whose answer carries our token and confirms it (spec 6.4), four times
+ * per half_open_timeout_ms until it does, so that one lost PROBE or reply
+ * does not fail the stream.  conn->lock held.
+ */
+void mroce_conn_confirm_probe(struct mroce_conn *conn, ktime_t now,
+			      struct sk_buff_head *q)
+{
+	u32 ms = READ_ONCE(mroce_half_open_timeout_ms);
+
+	mroce_path_confirm(conn, q);
+	conn->confirm_next = ktime_add_ms(now, max(ms / 4, 1U));
+	mroce_conn_arm_timer(conn);
 }
 
 /*
@@ -323,6 +340,9 @@ ktime_t mroce_conn_life_next(struct mroce_conn *conn)
 		next = conn->idle_at;
 	if (conn->half_open && ktime_before(conn->half_open_until, next))
 		next = conn->half_open_until;
+	if (conn->half_open && conn->confirm_next &&
+	    ktime_before(conn->confirm_next, next))
+		next = conn->confirm_next;
 	if (conn->restart_next && ktime_before(conn->restart_next, next))
 		next = conn->restart_next;
 	else if (conn->restart_until && ktime_before(conn->restart_until, next))
@@ -381,6 +401,9 @@ void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
 			mroce_conn_tombstone(conn);
 		return;
 	}
+	if (conn->half_open && conn->confirm_next &&
+	    !ktime_after(conn->confirm_next, now))
+		mroce_conn_confirm_probe(conn, now, q);
 	if ((conn->restart_next || conn->restart_until) &&
 	    mroce_conn_restart_tick(conn, now, q))
 		return;

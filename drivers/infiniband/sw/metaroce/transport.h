@@ -348,7 +348,7 @@ struct mroce_conn {
 	u8 stomb_next;
 	bool initiator;
 	bool half_open;			/* made by a CONNECT, unconfirmed (6.4) */
-	bool confirm_sent;		/* PROBE sent for a local stream (6.4) */
+	ktime_t confirm_next;		/* next PROBE for a local stream (6.4) */
 	bool hints;			/* we advertised HINT (12.4) */
 	bool peer_atomic;		/* the peer's CX has ATOMIC (10.5) */
 	ktime_t half_open_until;
@@ -539,6 +539,8 @@ void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
 /* reset.c: RESET (spec 6.7) */
 void mroce_conn_half_open_start(struct mroce_conn *conn);
 void mroce_conn_half_open_end(struct mroce_conn *conn);
+void mroce_conn_confirm_probe(struct mroce_conn *conn, ktime_t now,
+			      struct sk_buff_head *q);
 void mroce_conn_restart_check(struct mroce_conn *conn);
 void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
 			   const union ib_gid *local,
