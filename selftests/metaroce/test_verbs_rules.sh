@@ -9,11 +9,12 @@
 # max_rd_atomic 0 (MRC-PLC-020), SE and
 # solicited-only notification (MRC-PLC-017), R_Key key bits random per
 # registration (MRC-SEC-002), multicast refused with EOPNOTSUPP
-# (MRC-DGM-012).
+# (MRC-DGM-012), queue memory per user context capped at
+# ctx_queue_mem_mb with ENOMEM (issue 18 finding 8, MRC-SEC-007).
 . "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
-tap_plan 7
+tap_plan 8
 setup_two_hosts
 add_devices va_r vb_r
 
@@ -29,6 +30,11 @@ ok_if "SE: the receive completion is solicited (MRC-PLC-017)" py solicited
 ok_if "R_Key key bits random and new per registration (MRC-SEC-002)" py rkeys
 mcast() { build_prog mcast_refused && /tmp/mcast_refused va_r; }
 ok_if "ibv_attach_mcast / ibv_detach_mcast: EOPNOTSUPP (MRC-DGM-012)" mcast
+
+# 64 MiB: two QPs of max_qp_wr WRs fit, not a third.
+qmem() { $MR set ctx_queue_mem_mb 64 && py qmem; }
+ok_if "F08: queue memory per user context capped (ctx_queue_mem_mb): ENOMEM beyond it, given back on destroy" qmem
+$MR set ctx_queue_mem_mb 1024
 
 rdma link delete va_r
 rdma link delete vb_r

@@ -5,13 +5,16 @@ time, local SGE checks before any packet, R_Key randomness.
 
 Usage: /usr/bin/python3 verbs_rules.py TEST DEV_A DEV_B
 """
+import errno
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pyverbs.enums as e  # noqa: E402
+from pyverbs.cq import CQ  # noqa: E402
 from pyverbs.mr import MR  # noqa: E402
+from pyverbs.pyverbs_error import PyverbsRDMAError  # noqa: E402
 from pyverbs.qp import QPAttr  # noqa: E402
 from pyverbs.wr import SGE, SendWR  # noqa: E402
 
@@ -233,7 +236,70 @@ def t_rkeys(da, db):
     check(len(set(keys)) == len(keys), 'an R_Key repeats: %s' % keys)
 
 
+def qmem_mb(dev):
+    """The ctx_queue_mem_mb tunable (the caller set it low)."""
+    del dev
+    with open('/sys/module/metaroce/parameters/ctx_queue_mem_mb') as f:
+        return int(f.read())
+
+
+def t_qmem(da, db):
+    """Issue 18 finding 8: a user context's queue memory (rings and
+    shadows) is capped at ctx_queue_mem_mb: the QP, CQ or SRQ beyond it
+    fails with ENOMEM, the next context is not affected, and destroying
+    gives the memory back."""
+    del db
+    limit = qmem_mb(da)
+    check(limit <= 128, 'ctx_queue_mem_mb %d: the caller sets it low' % limit)
+    h = Host(da)
+    attr = h.ctx.query_device()
+    big = []
+
+    def big_qp(host):
+        return rc_qp(host, attr.max_qp_wr, attr.max_qp_wr,
+                     attr.max_sge, 256)
+    err = 0
+    while len(big) < 64:
+        try:
+            big.append(big_qp(h))
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            break
+    check(err == errno.ENOMEM,
+          'QP %d of %d WRs beyond %d MiB: errno %d, not ENOMEM' %
+          (len(big) + 1, attr.max_qp_wr, limit, err))
+    # A QP of max_qp_wr WRs takes some 29 MiB: a few fit, not 64.
+    check(1 <= len(big) < 64, '%d big QPs fit in %d MiB' % (len(big), limit))
+    # What is left is less than a big QP: a few big CQs (8 MiB) at most.
+    cqs, err = [], 0
+    while len(cqs) < 16:
+        try:
+            cqs.append(CQ(h.ctx, attr.max_cqe))
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            break
+    check(err == errno.ENOMEM and len(cqs) < 16,
+          'CQ %d of %d CQEs at the limit: errno %d' %
+          (len(cqs) + 1, attr.max_cqe, err))
+    for cq in cqs:
+        cq.close()
+    # The limit is bytes, per context: a small QP still fits here, a big
+    # one in another context.
+    small = rc_qp(h)
+    other = Host(da)
+    big_qp(other).close()
+    small.close()
+    for qp in big:
+        qp.close()
+    # Every byte came back: as many big QPs fit again.
+    again = []
+    for _ in big:
+        again.append(big_qp(h))
+    for qp in again:
+        qp.close()
+
+
 if __name__ == '__main__':
     main({'attrs': t_attrs, 'inline': t_inline, 'sge': t_sge,
           'rd_atomic0': t_rd_atomic0, 'solicited': t_solicited,
-          'rkeys': t_rkeys})
+          'rkeys': t_rkeys, 'qmem': t_qmem})

@@ -30,13 +30,20 @@ static int mroce_create_user_cq(struct mroce_cq *cq, int cqe,
 	err = mroce_ring_init(&cq->uring, cqe, METAROCE_CQE_SIZE);
 	if (err)
 		return err;
+	err = mroce_qmem_charge(&cq->qmem, udata, cq->uring.size);
+	if (err) {
+		mroce_ring_free(&cq->uring);
+		return err;
+	}
 	err = mroce_ring_mmap_insert(udata, &cq->uring, &cq->mmap, &resp.ring);
 	if (err) {
+		mroce_qmem_uncharge(&cq->qmem, SIZE_MAX);
 		mroce_ring_free(&cq->uring);
 		return err;
 	}
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err) {
+		mroce_qmem_uncharge(&cq->qmem, SIZE_MAX);
 		mroce_ring_mmap_remove(&cq->uring, &cq->mmap);
 		return err;
 	}
@@ -116,6 +123,7 @@ int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	/* No QP uses the CQ any more: the core holds a reference per QP. */
 	if (cq->mmap)
 		mroce_ring_mmap_remove(&cq->uring, &cq->mmap);
+	mroce_qmem_uncharge(&cq->qmem, SIZE_MAX);
 	kvfree(cq->ring);
 	atomic_dec(&to_mdev(ibcq->device)->num_cq);
 	return 0;
@@ -304,8 +312,15 @@ static int mroce_resize_user_cq(struct mroce_cq *cq, int cqe,
 	err = mroce_ring_init(&new, cqe, METAROCE_CQE_SIZE);
 	if (err)
 		return err;
+	/* Both rings are charged until the old one goes. */
+	err = mroce_qmem_charge(&cq->qmem, udata, new.size);
+	if (err) {
+		mroce_ring_free(&new);
+		return err;
+	}
 	err = mroce_ring_mmap_insert(udata, &new, &entry, &resp.ring);
 	if (err) {
+		mroce_qmem_uncharge(&cq->qmem, new.size);
 		mroce_ring_free(&new);
 		return err;
 	}
@@ -339,10 +354,12 @@ static int mroce_resize_user_cq(struct mroce_cq *cq, int cqe,
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	/* The old ring and its mapping. */
+	mroce_qmem_uncharge(&cq->qmem, old.size);
 	mroce_ring_mmap_remove(&old, &entry);
 	return 0;
 
 err_remove:
+	mroce_qmem_uncharge(&cq->qmem, new.size);
 	mroce_ring_mmap_remove(&new, &entry);
 	return err;
 }

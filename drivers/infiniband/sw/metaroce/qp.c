@@ -160,6 +160,10 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_sq;
 	qp->sq_mmap = NULL;
 	qp->rq_mmap = NULL;
+	err = mroce_qmem_charge(&qp->qmem, udata, mroce_wq_bytes(&qp->sq) +
+						 mroce_wq_bytes(&qp->rq));
+	if (err)
+		goto err_rq;
 	if (udata) {
 		err = mroce_qp_map_rings(qp, udata);
 		if (err)
@@ -179,6 +183,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_unmap:
 	mroce_qp_unmap_rings(qp);
 err_rq:
+	mroce_qmem_uncharge(&qp->qmem, SIZE_MAX);
 	mroce_wq_free(&qp->rq);
 err_sq:
 	mroce_wq_free(&qp->sq);
@@ -482,6 +487,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mroce_qp_unmap_rings(qp);
 	mroce_wq_free(&qp->sq);
 	mroce_wq_free(&qp->rq);
+	mroce_qmem_uncharge(&qp->qmem, SIZE_MAX);
 	mutex_destroy(&qp->state_lock);
 	atomic_dec(&mdev->num_qp);
 	return 0;

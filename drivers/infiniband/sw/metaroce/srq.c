@@ -78,6 +78,9 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->limit = 0;
 	srq->mmap = NULL;
 	INIT_WORK(&srq->event_work, mroce_srq_event_work);
+	err = mroce_qmem_charge(&srq->qmem, udata, mroce_wq_bytes(&srq->rq));
+	if (err)
+		goto err_wq;
 	if (udata) {
 		/* On success the mapping owns the ring's memory. */
 		err = mroce_srq_map_ring(srq, udata);
@@ -91,6 +94,7 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	return 0;
 
 err_wq:
+	mroce_qmem_uncharge(&srq->qmem, SIZE_MAX);
 	mroce_wq_free(&srq->rq);
 err_limit:
 	atomic_dec(&mdev->num_srq);
@@ -136,6 +140,7 @@ int mroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	cancel_work_sync(&srq->event_work);
 	mroce_ring_mmap_remove(&srq->rq.ring, &srq->mmap);
 	mroce_wq_free(&srq->rq);
+	mroce_qmem_uncharge(&srq->qmem, SIZE_MAX);
 	atomic_dec(&to_mdev(ibsrq->device)->num_srq);
 	return 0;
 }

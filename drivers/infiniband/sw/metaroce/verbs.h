@@ -16,6 +16,13 @@
 
 struct mroce_ucontext {
 	struct ib_ucontext ibuc;
+	atomic64_t queue_bytes;	/* rings and shadows of its queues */
+};
+
+/* What a user queue object charged to its context (ucontext.c). */
+struct mroce_qmem {
+	struct mroce_ucontext *uc;	/* NULL: a kernel object */
+	size_t bytes;
 };
 
 struct mroce_pd {
@@ -124,6 +131,7 @@ struct mroce_cq {
 	bool timestamps;	/* user CQ: fill in the CQE timestamps */
 	struct mroce_ring uring;	/* user CQ */
 	struct rdma_user_mmap_entry *mmap;	/* user CQ: uring's mapping */
+	struct mroce_qmem qmem;			/* user CQ: uring's charge */
 	/* The consumer's handlers run from here (mroce_notify_queue()). */
 	struct work_struct notify_work;
 	unsigned long notify;		/* MROCE_CQ_NOTIFY_* bits */
@@ -225,6 +233,7 @@ struct mroce_srq {
 	struct mroce_wq rq;	/* rq.lock: takers and limit; post_lock: posters */
 	u32 limit;		/* armed limit; 0: not armed */
 	struct rdma_user_mmap_entry *mmap;	/* user SRQ: rq.ring's mapping */
+	struct mroce_qmem qmem;			/* user SRQ: rq's charge */
 	struct work_struct event_work;	/* IB_EVENT_SRQ_LIMIT_REACHED */
 };
 
@@ -261,6 +270,7 @@ struct mroce_qp {
 	struct mroce_wq rq;
 	struct rdma_user_mmap_entry *sq_mmap;	/* user QP: sq.ring's mapping */
 	struct rdma_user_mmap_entry *rq_mmap;	/* user QP: rq.ring's mapping */
+	struct mroce_qmem qmem;			/* user QP: sq and rq charge */
 	struct mroce_recv_wqe rq_scratch;	/* under rq.lock */
 	struct mroce_stream stream;		/* RC */
 	bool last_wqe_done;	/* SRQ: LAST_WQE_REACHED raised since ERR */
@@ -328,6 +338,9 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
 int mroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void mroce_dealloc_ucontext(struct ib_ucontext *ibuc);
 void mroce_disassociate_ucontext(struct ib_ucontext *ibuc);
+int mroce_qmem_charge(struct mroce_qmem *m, struct ib_udata *udata,
+		      size_t bytes);
+void mroce_qmem_uncharge(struct mroce_qmem *m, size_t bytes);
 
 /* pd.c */
 int mroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
@@ -397,6 +410,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
 		  u32 max_inline, bool send);
 void mroce_wq_free(struct mroce_wq *wq);
+size_t mroce_wq_bytes(const struct mroce_wq *wq);
 void mroce_wq_reset(struct mroce_wq *wq);
 bool mroce_sq_posted(struct mroce_wq *sq);
 struct mroce_send_wqe *mroce_sq_fetch(struct mroce_qp *qp);

@@ -44,6 +44,17 @@ int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
 	return 0;
 }
 
+/* Memory of wq: its ring, and for a send queue its shadow. */
+size_t mroce_wq_bytes(const struct mroce_wq *wq)
+{
+	size_t bytes = wq->ring.size;
+
+	if (wq->shadow)
+		bytes += (size_t)wq->max_wr *
+			 (sizeof(*wq->shadow) + wq->shadow_stride);
+	return bytes;
+}
+
 /* Free what shadow WQEs still own: WQEs taken but never completed. */
 static void mroce_wq_release_shadow(struct mroce_wq *wq)
 {
