@@ -25,6 +25,7 @@ full)
 	BENCH_SERIES_AFTER=8 BENCH_OUTAGE_AT=4 BENCH_OUTAGE_S=2
 	BENCH_MP_LINKS="1 2 4" BENCH_LINK_MBIT=24 BENCH_MP_PATHS=16
 	BENCH_INCAST=1 BENCH_INCAST_DUR=8 BENCH_INCAST_MBIT=40 BENCH_INCAST_PROBE_N=200
+	BENCH_CRC_IMPLS="lib insn sb8 auto"
 	;;
 short)
 	BENCH_DUR=3 BENCH_LAT_ITERS=300
@@ -38,6 +39,7 @@ short)
 	BENCH_SERIES_AFTER=6 BENCH_OUTAGE_AT=3 BENCH_OUTAGE_S=2
 	BENCH_MP_LINKS="1 2 4" BENCH_LINK_MBIT=24 BENCH_MP_PATHS=16
 	BENCH_INCAST=1 BENCH_INCAST_DUR=6 BENCH_INCAST_MBIT=40 BENCH_INCAST_PROBE_N=100
+	BENCH_CRC_IMPLS="lib insn sb8 auto"
 	;;
 smoke)
 	BENCH_DUR=2 BENCH_LAT_ITERS=100
@@ -51,6 +53,7 @@ smoke)
 	BENCH_SERIES_AFTER=3 BENCH_OUTAGE_AT=2 BENCH_OUTAGE_S=1
 	BENCH_MP_LINKS="2" BENCH_LINK_MBIT=24 BENCH_MP_PATHS=8
 	BENCH_INCAST=0
+	BENCH_CRC_IMPLS="auto"
 	;;
 *) echo "usage: $0 full|short|smoke" >&2; exit 2 ;;
 esac
@@ -81,7 +84,7 @@ fi
 # Most telling first: a run cut short by its VM timeout keeps what it has.
 # BENCH_ONLY="paths multipath incast ..." runs a subset (another VM may run
 # the rest at the same time).
-scens=${BENCH_ONLY:-"perftest_core loss profile cpu scale paths multipath incast perftest_rest"}
+scens=${BENCH_ONLY:-"perftest_core crc loss profile cpu scale paths multipath incast perftest_rest"}
 for s in $scens; do
 	case $s in
 	incast)

@@ -570,6 +570,31 @@ class Report:
                 "; MetaRoCE/rxe (1 ns) %s.\n" % rcell(ratio(val(at.get("mroce-1ns"), "ops_per_s"),
                                                             val(at.get("rxe-1ns"), "ops_per_s"))))
 
+    def crc(self):
+        """ib_write_bw 64 KiB with each packet CRC32C implementation forced,
+        and with the one the module picked at load (scen_crc.sh)."""
+        R = self.recs
+        runs = [r for r in pick(R, group="crc") if r.get("impl") != "rxe"]
+        if not runs:
+            return
+        self.h("## CRC32C implementations: ib_write_bw 64 KiB, 1 QP, 2 namespaces\n")
+        lib = val(one(R, group="crc", impl="lib"), "mbps")
+        rxe = one(R, group="crc", impl="rxe")
+        rows = []
+        for r in runs:
+            info = one(R, group="crc_impl", impl=r["impl"]) or {}
+            name = r["impl"] if r["impl"] != "auto" else "auto (%s)" % info.get("chosen", "?")
+            rows.append([name, cell(r, "mbps"), rcell(ratio(val(r, "mbps"), lib)),
+                         rcell(ratio(val(r, "mbps"), val(rxe, "mbps")))])
+        self.h(md_table(["crc32c_impl", "MiB/s", "vs lib", "vs rxe (1 ns, same run: %s MiB/s)" %
+                         cell(rxe, "mbps")], rows))
+        auto = one(R, group="crc_impl", impl="auto")
+        if auto and auto.get("load"):
+            self.h("\nThe module's measurement at load (ns per 1092-byte packet, best of 5 x 32): `%s`.\n"
+                   % auto["load"])
+        else:
+            self.h("")
+
     def loss(self):
         R = self.recs
         for where, title in (("veth", "netem on the veth v0/v1, both directions, 1 namespace"),
@@ -1122,6 +1147,7 @@ def main():
     rep.previous(a.previous)
     rep.latency()
     rep.bandwidth()
+    rep.crc()
     rep.loss()
     rep.scale()
     rep.cpu()

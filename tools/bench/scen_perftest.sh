@@ -30,7 +30,8 @@ lat_case() {
 # bw_case STACK OP SIZE QPS: ib_OP_bw for BENCH_DUR seconds.  mbps and
 # msgs_per_s from perftest's iteration count over its sample window
 # (lib.sh bw_from_iters); mbps_perftest is perftest's own figure, 0.00 when
-# its clock calibration failed (perftest_clock=failed).
+# its clock calibration failed (perftest_clock=failed).  BW_GROUP and
+# BW_TAG (KEY=VALUE) override the record's group and add a field.
 bw_case() {
 	local st=$1 op=$2 size=$3 qps=$4 w0 w1 r0 r1 t0 t1
 	w0=$(wire_bytes "$st")
@@ -39,12 +40,12 @@ bw_case() {
 	if perftest "$st" $((BENCH_DUR + 60)) "ib_${op}_bw" -s "$size" -q "$qps" -D "$BENCH_DUR"; then
 		w1=$(wire_bytes "$st")
 		r1=$(mroce_cnt "$DC" retransmits) t1=$(mroce_cnt "$DC" rto_timeouts)
-		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=ok \
+		rec group="${BW_GROUP:-bw}" ${BW_TAG:+"$BW_TAG"} stack="$st" op="$op" size="$size" qps="$qps" status=ok \
 			mbps="$PT_MBPS" msgs_per_s="$PT_RATE" iters="${PT_F[1]}" \
 			mbps_perftest="${PT_F[3]}" perftest_clock="$PT_CLOCK" \
 			wire_bytes=$((w1 - w0)) retransmits=$((r1 - r0)) rto_timeouts=$((t1 - t0))
 	else
-		rec group=bw stack="$st" op="$op" size="$size" qps="$qps" status=failed error="$PT_ERR"
+		rec group="${BW_GROUP:-bw}" ${BW_TAG:+"$BW_TAG"} stack="$st" op="$op" size="$size" qps="$qps" status=failed error="$PT_ERR"
 	fi
 }
 

@@ -5,6 +5,7 @@
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
 
+#include "crc.h"
 #include "mroce.h"
 #include "net.h"
 #include "netlink.h"
@@ -22,6 +23,9 @@ static int __init mroce_init(void)
 {
 	int err;
 
+	err = mroce_crc_init();
+	if (err)
+		return err;
 	mroce_wq = alloc_workqueue("metaroce", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!mroce_wq)
 		return -ENOMEM;

@@ -5,7 +5,6 @@
  * through the namespace of its netdev; and the transmit path that adds the
  * CRC32C trailer, routes and sends a MetaRoCE packet.
  */
-#include <linux/crc32c.h>
 #include <linux/hash.h>
 #include <linux/module.h>
 #include <net/ip6_route.h>
@@ -16,6 +15,7 @@
 #include <net/udp_tunnel.h>
 
 #include "counters.h"
+#include "crc.h"
 #include "mroce.h"
 #include "net.h"
 #include "transport.h"
@@ -224,7 +224,7 @@ int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
 	int err;
 
 	/* Over the headers and payload only: computed before the put. */
-	crc = ~crc32c(~0U, skb->data, skb->len);
+	crc = mroce_crc(skb->data, skb->len);
 	put_unaligned_be32(crc, skb_put(skb, MROCE_CRC_LEN));
 	len = skb->len;
 

@@ -5,7 +5,6 @@
  * type and header length) run before anything else looks at the packet;
  * every drop is counted by reason.
  */
-#include <linux/crc32c.h>
 #include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -13,6 +12,7 @@
 #include <net/ipv6_stubs.h>
 #include <net/udp.h>
 
+#include "crc.h"
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
@@ -62,7 +62,7 @@ static int mroce_rx_check(struct sk_buff *skb)
 	    hdr + ntohs(bth->payload_len) + mac + MROCE_CRC_LEN != len)
 		return MROCE_CNT_DROP_BAD_HEADER;
 	crc = get_unaligned_be32(skb->data + len - MROCE_CRC_LEN);
-	if (~crc32c(~0U, skb->data, len - MROCE_CRC_LEN) != crc)
+	if (mroce_crc(skb->data, len - MROCE_CRC_LEN) != crc)
 		return MROCE_CNT_DROP_BAD_CRC;
 	__skb_trim(skb, len - MROCE_CRC_LEN);
 	return -1;
