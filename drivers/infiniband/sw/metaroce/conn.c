@@ -323,8 +323,10 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
  * The connection of mdev to peer from local, or NULL: the oldest
  * confirmed one, else the newest half-open one, which carries nothing
  * until it is confirmed (spec 6.4).  The newest: a CONNECT sent in the
- * peer's name must have come after the peer's own to be taken.
- * conns_lock held.
+ * peer's name must have come after the peer's own to be taken.  Never
+ * one under a restart check (6.7.2): a new stream is more likely for the
+ * peer's new incarnation, and would fail with the old one; with none
+ * left, the stream makes a connection of its own.  conns_lock held.
  */
 static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 					  const union ib_gid *local,
@@ -334,6 +336,7 @@ static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (conn->state > MROCE_CONN_ESTABLISHED ||
+		    READ_ONCE(conn->restart_until) ||
 		    memcmp(&conn->peer, peer, sizeof(*peer)) ||
 		    memcmp(&conn->local, local, sizeof(*local)))
 			continue;
