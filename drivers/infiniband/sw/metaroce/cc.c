@@ -311,38 +311,46 @@ static u64 mroce_fair_share(struct mroce_dev *mdev, u64 cap, ktime_t now,
 }
 
 /*
- * Receiver side (spec 12.4): account a sequenced packet of conn if count,
- * and return the encoded hint for its ACKs; 0 when the capacity is not
- * known.  Under conn->lock, in the receive path (RCU held).
+ * Receiver side (spec 12.4): account a sequenced packet of conn, skb, in
+ * its hint window.  Per packet: no hint is computed here, only when an
+ * ACK carries one (mroce_cc_rx_hint()).  conn->lock held.
  */
-u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
-		     bool count)
+void mroce_cc_rx_count(struct mroce_conn *conn, const struct sk_buff *skb)
 {
 	u32 win = READ_ONCE(mroce_hint_active_us);
-	struct mroce_dev *mdev = conn->mdev;
 	ktime_t now = ktime_get();
-	struct mroce_conn *fresh = NULL;
-	u64 cap, share;
 	s64 age;
 
-	if (count) {
-		age = ktime_us_delta(now, conn->rx_window_at);
-		if (age >= win) {
-			WRITE_ONCE(conn->rx_rate_bytes,
-				   age >= 2 * win ? 0 : conn->rx_window_bytes);
-			WRITE_ONCE(conn->rx_bklg_prev, conn->rx_bklg);
-			conn->rx_window_bytes = 0;
-			WRITE_ONCE(conn->rx_bklg, false);
-			conn->rx_window_at = now;
-		}
-		if (ktime_us_delta(now, conn->rx_last_at) > win)
-			fresh = conn;	/* newly active: recompute now */
-		conn->rx_window_bytes += skb->len + MROCE_CRC_LEN + 28;
-		if (ntohs(((const struct mroce_bth *)skb->data)->flags) &
-		    MROCE_F_BKLG)
-			WRITE_ONCE(conn->rx_bklg, true);
-		WRITE_ONCE(conn->rx_last_at, now);
+	age = ktime_us_delta(now, conn->rx_window_at);
+	if (age >= win) {
+		WRITE_ONCE(conn->rx_rate_bytes,
+			   age >= 2 * win ? 0 : conn->rx_window_bytes);
+		WRITE_ONCE(conn->rx_bklg_prev, conn->rx_bklg);
+		conn->rx_window_bytes = 0;
+		WRITE_ONCE(conn->rx_bklg, false);
+		conn->rx_window_at = now;
 	}
+	if (ktime_us_delta(now, conn->rx_last_at) > win)
+		conn->rx_fresh = true;	/* newly active: recompute at once */
+	conn->rx_window_bytes += skb->len + MROCE_CRC_LEN + 28;
+	if (ntohs(((const struct mroce_bth *)skb->data)->flags) & MROCE_F_BKLG)
+		WRITE_ONCE(conn->rx_bklg, true);
+	WRITE_ONCE(conn->rx_last_at, now);
+}
+
+/*
+ * The encoded hint for an ACK or PROBE_REPLY of conn; 0 when the capacity
+ * is not known or conn has no HINT capability.  The device's fair share is
+ * recomputed every hint_interval_us, and at once for a connection that
+ * has just become active.  conn->lock held, in the receive path (RCU).
+ */
+u16 mroce_cc_rx_hint(struct mroce_conn *conn)
+{
+	struct mroce_dev *mdev = conn->mdev;
+	struct mroce_conn *fresh;
+	u64 cap, share;
+	ktime_t now;
+
 	if (!conn->hints)
 		return 0;	/* no HINT capability: no hint (MRC-ACK-004) */
 	cap = READ_ONCE(mroce_rx_capacity_mbps) ?: READ_ONCE(mdev->link_mbps);
@@ -350,6 +358,9 @@ u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
 		return 0;
 	/* C_t in kb/s: Mb/s * pct / 100 * 1000 */
 	cap *= READ_ONCE(mroce_rx_target_util_pct) * 10;
+	fresh = conn->rx_fresh ? conn : NULL;
+	conn->rx_fresh = false;
+	now = ktime_get();
 	if (fresh || ktime_us_delta(now, READ_ONCE(mdev->hint_at)) >=
 	    READ_ONCE(mroce_hint_interval_us)) {
 		WRITE_ONCE(mdev->hint_share,

@@ -854,7 +854,7 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 	if (class == 0) {
 		/* Already processed: acknowledge again, do nothing else. */
 		mroce_rxpath_commit(conn, skb, class);
-		mroce_cc_rx_hint(conn, skb, true);
+		mroce_cc_rx_count(conn, skb);
 		mroce_send_ack(conn, skb, NULL, q);
 		return;
 	}
@@ -864,7 +864,7 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 		if (qp)
 			mroce_rx_stream_close(conn, qp, skb);
 		mroce_rxpath_commit(conn, skb, class);
-		mroce_cc_rx_hint(conn, skb, true);
+		mroce_cc_rx_count(conn, skb);
 		mroce_send_ack(conn, skb, NULL, q);
 		if (qp)
 			mroce_qp_put(qp);
@@ -891,7 +891,7 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	mroce_rxpath_commit(conn, skb, class);
-	mroce_cc_rx_hint(conn, skb, true);
+	mroce_cc_rx_count(conn, skb);
 	mroce_count(conn->mdev, RX_DATA_PACKETS);
 	mroce_ack_committed(conn, skb, qp, q);
 	if (qp)

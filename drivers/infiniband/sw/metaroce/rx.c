@@ -102,8 +102,12 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		break;
 	default:
 		mroce_count(mdev, DROP_BAD_HEADER);
-		break;
+		goto put;
 	}
+	/* Taken by the transport (its own drops are counted there). */
+	ib_device_put(&mdev->ibdev);
+	consume_skb(skb);
+	return 0;
 put:
 	ib_device_put(&mdev->ibdev);
 free:

@@ -210,7 +210,7 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 		rx->reply_sport = sport;
 		rx->reply_plane = plane;
 	}
-	hint = mroce_cc_rx_hint(conn, NULL, false);
+	hint = mroce_cc_rx_hint(conn);
 	nsr = mroce_sr_count(conn, qp);
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_ACK,
 				   sizeof(*akx) + nsr * sizeof(struct mroce_sr), 0);
@@ -343,7 +343,7 @@ void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	conn->probe_rl.n++;
-	hint = mroce_cc_rx_hint(conn, skb, false);
+	hint = mroce_cc_rx_hint(conn);
 	reply = mroce_conn_alloc_pkt(conn, MROCE_T_PROBE_REPLY,
 				     sizeof(*rpbx) + sizeof(struct mroce_akx), 0);
 	if (!reply)

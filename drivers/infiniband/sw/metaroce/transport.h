@@ -409,6 +409,7 @@ struct mroce_conn {
 	ktime_t rx_last_at;
 	bool rx_bklg;			/* BKLG seen in the current window */
 	bool rx_bklg_prev;
+	bool rx_fresh;			/* newly active: hint recomputed now */
 	struct xarray trackers;		/* (qpn << 32 | ssn) index: see conn.c */
 	u32 ntrackers;
 	struct list_head wait_qps;	/* streams waiting for window room */
@@ -610,8 +611,8 @@ bool mroce_cc_window_ok(const struct mroce_path *path, u32 charge);
 bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge);
 void mroce_cc_pace_charge(struct mroce_conn *conn, u32 charge);
 void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq);
-u16 mroce_cc_rx_hint(struct mroce_conn *conn, const struct sk_buff *skb,
-		     bool count);
+void mroce_cc_rx_count(struct mroce_conn *conn, const struct sk_buff *skb);
+u16 mroce_cc_rx_hint(struct mroce_conn *conn);
 u16 mroce_hint_encode(u64 kbps);
 u32 mroce_hint_decode(u16 hint);
 
