@@ -8,6 +8,7 @@ Usage: /usr/bin/python3 verbs_rules.py TEST DEV_A DEV_B
 import errno
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -35,6 +36,22 @@ def new_data_packets(dev):
     """Data packets dev sent for the first time: every resend, TLPs
     included, counts in retransmits."""
     return cnt(dev, 'tx_data_packets') - cnt(dev, 'retransmits')
+
+
+def quiet(dev, settle=1.0, limit=15.0):
+    """Wait until dev sends no new data packet for settle seconds: the
+    STREAM_CLOSEs of QPs an earlier test (another process) destroyed are
+    sequenced packets too, and may leave late."""
+    end = time.monotonic() + limit
+    last = new_data_packets(dev)
+    quiet_since = time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.2)
+        now = new_data_packets(dev)
+        if now != last:
+            last, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since >= settle:
+            return
 
 
 def eui64(mac):
@@ -138,7 +155,9 @@ def t_sge(da, db):
         src = MR(a.pd, 4096, ACCESS)
         dst = MR(b.pd, 4096, ACCESS)
         # Resends (a tail-loss probe of an earlier test's last packet
-        # after a vCPU stall, say) are not this WRITE's packets.
+        # after a vCPU stall, say) are not this WRITE's packets, nor are
+        # the STREAM_CLOSEs of an earlier test's QPs.
+        quiet(da)
         before = new_data_packets(da)
         if bad == 'lkey':
             sge = SGE(src.buf, 1024, src.lkey ^ 0x5a00)
@@ -177,6 +196,7 @@ def t_rd_atomic0(da, db):
     qa.post_send(wr)
     check([(w.wr_id, w.status) for w in poll(a.scq, 1)] == [(1, e.IBV_WC_SUCCESS)],
           'the WRITE did not complete')
+    quiet(da)
     before = new_data_packets(da)
     wr = SendWR(wr_id=2, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
                 sg=[SGE(src.buf + 2048, 1024, src.lkey)], send_flags=e.IBV_SEND_SIGNALED)
