@@ -34,8 +34,11 @@ def cnt(dev, name):
 
 def new_data_packets(dev):
     """Data packets dev sent for the first time: every resend, TLPs
-    included, counts in retransmits."""
-    return cnt(dev, 'tx_data_packets') - cnt(dev, 'retransmits')
+    included, counts in retransmits.  A STREAM_CLOSE is a sequenced packet
+    too, but no data: the QP that a local error fails sends one at once
+    (MRC-CONN-034), and rightly."""
+    return (cnt(dev, 'tx_data_packets') - cnt(dev, 'retransmits') -
+            cnt(dev, 'stream_closes_sent'))
 
 
 def quiet(dev, settle=1.0, limit=15.0):
