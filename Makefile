@@ -68,9 +68,9 @@ tool:
 INSTALL_MOD_STRIP ?= 1
 install:
 	@test -f $(KMOD) -a -f $(PROVIDER) || { echo "run 'make' first" >&2; exit 1; }
-	# kbuild's modules_install runs depmod (under INSTALL_MOD_PATH) itself.
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_STRIP=$(INSTALL_MOD_STRIP) modules_install
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(shell modinfo -F vermagic $(KMOD) | cut -d' ' -f1)
 	$(MAKE) -C rdma-core-provider install
 	$(MAKE) -C tools/metaroce install
 
