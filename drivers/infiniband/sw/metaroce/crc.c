@@ -101,17 +101,23 @@ static const struct mroce_crc_impl mroce_crc_impls[] = {
 	{ "sb8", mroce_crc_sb8, NULL },
 };
 
+/* The definition: one byte into crc, bit by bit. */
+static u32 mroce_crc_bitwise(u32 crc, u8 b)
+{
+	int k;
+
+	crc ^= b;
+	for (k = 0; k < 8; k++)
+		crc = crc & 1 ? (crc >> 1) ^ MROCE_CRC32C_POLY : crc >> 1;
+	return crc;
+}
+
 static void mroce_crc_tab_init(void)
 {
-	u32 c;
 	int i, k;
 
-	for (i = 0; i < 256; i++) {
-		c = i;
-		for (k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ MROCE_CRC32C_POLY : c >> 1;
-		mroce_crc_tab[0][i] = c;
-	}
+	for (i = 0; i < 256; i++)
+		mroce_crc_tab[0][i] = mroce_crc_bitwise(0, i);
 	for (i = 0; i < 256; i++)
 		for (k = 1; k < 8; k++)
 			mroce_crc_tab[k][i] = (mroce_crc_tab[k - 1][i] >> 8) ^
@@ -145,13 +151,8 @@ static bool mroce_crc_vectors_ok(const struct mroce_crc_impl *c, u8 *buf)
 	for (off = 0; off < 8; off++) {
 		for (len = 0; len <= 64; len++) {
 			want = ~0U;
-			for (i = 0; i < len; i++) {
-				want ^= buf[off + i];
-				for (k = 0; k < 8; k++)
-					want = want & 1 ?
-					       (want >> 1) ^ MROCE_CRC32C_POLY :
-					       want >> 1;
-			}
+			for (i = 0; i < len; i++)
+				want = mroce_crc_bitwise(want, buf[off + i]);
 			got = c->fn(~0U, buf + off, len);
 			if (got != want)
 				return false;
