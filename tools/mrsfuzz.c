@@ -21,6 +21,8 @@
  *      says complete); only mutations that must leave no state hit it;
  *      its memory is checked afterwards
  *   s  sacrificial: mutations that fail the stream (fatal NAKs) hit it
+ *   g  segment window: only packets beyond a message's segment window go
+ *      to it (dropped, no NAK); it must stay live, and every packet counts
  *
  * The tool keeps the connection alive by itself: a packet socket sees what
  * the target sends to us; every sequenced packet is acknowledged (per-path
@@ -948,22 +950,21 @@ static int c_req_huge_offset(u8 *p)
 }
 
 /*
- * Offsets beyond the segment window of a message in progress.  Its SSNs
- * (8 to 15 ahead) are its own: a message another class opened first with
- * another Message Length fails on that instead, and the drop this class
- * is for would never be counted.
+ * Offsets beyond the segment window of a message in progress, on the g QP:
+ * no other class touches it (a stream another class failed drops nothing
+ * for the window), and each SSN (8 to 15 ahead) has one Message Length and
+ * one MSN, so the window drop is all its packets ever cause.
  */
 static int c_req_seg_window(u8 *p)
 {
-	struct tqp *q = pick_qp('s', 1);
+	struct tqp *q = pick_qp('g', 0);
+	u32 seg = segsz(g.css), len = seg * 4096, off, k = 8 + rn(8);
 	u8 e[24];
-	u32 seg = segsz(g.css), len = seg * 4096, off;
 
 	if (!q)
 		return 0;
 	off = seg * (2048 + rn(2048));
-	sx(e, g.css, q->tqpn, q->pqpn, q->ssn + 8 + rn(8), q->msn + rn(3),
-	   len, off);
+	sx(e, g.css, q->tqpn, q->pqpn, q->ssn + k, q->msn + k % 3, len, off);
 	return seqpkt(p, T_SEND, e, seg, off + seg == len ? F_LAST : 0, 0, 0, 1);
 }
 
@@ -1839,7 +1840,8 @@ int main(int argc, char **argv)
 	while (now_s() - t0 < warm && (int)rx_learn_reads < nreads_want) {
 		keep(0.1);
 		for (int i = 0; i < g.nqp; i++)
-			if (g.qp[i].role != 'r' && !g.qp[i].nmsg && !g.qp[i].dead) {
+			if (strchr("ws", g.qp[i].role) && !g.qp[i].nmsg &&
+			    !g.qp[i].dead) {
 				u8 p[MAXPKT];
 
 				emit(p, valid_write_seg(p, &g.qp[i]), g.sport);
@@ -1884,7 +1886,7 @@ int main(int argc, char **argv)
 		t = now_s();
 		if (t - last_resend > 0.3) {
 			for (int i = 0; i < g.nqp; i++)
-				if (g.qp[i].role != 'r' && !g.qp[i].dead)
+				if (strchr("ws", g.qp[i].role) && !g.qp[i].dead)
 					resend_writes(&g.qp[i]);
 			last_resend = t;
 		}

@@ -68,7 +68,8 @@ def prep(local, target, aport, state, rnd, nr=2, nw=2, ns=3, psn=None):
     p.send_raw(p.ack_pkt(m.T_ACK, 0))
     css = min(a["max_seg_shift"], 2)
     qps = []
-    for i, role in enumerate("r" * nr + "w" * nw + "s" * ns):
+    # One g QP: only packets beyond a segment window go to it (mrsfuzz).
+    for i, role in enumerate("r" * nr + "w" * nw + "s" * ns + "g"):
         pqpn = 0x100000 + rnd * 64 + i
         q = agent(aport, target, op="qp", peer_ip=local, peer_qpn=pqpn,
                   mr_len=MR_LEN, timeout=0, rd_atomic=NREADS, recvs=16)
@@ -180,13 +181,15 @@ def check(target, aport, state, report):
                     continue
                 counts["reads"] += 1
                 counts["read_bytes"] += READ_LEN
-        elif q["role"] == "w":
+        if q["role"] in "wg":
             state_ = agent(aport, target, op="state", qpn=qpn)["state"]
             # After the lifecycle classes the connection is gone, and
             # with it the streams.
             if not conn_dead and (state_ != 3 or r["dead"]):
-                bad.append("QP 0x%x (w): state %d, dead %d: only valid or "
-                           "harmless packets went to it" % (qpn, state_, r["dead"]))
+                bad.append("QP 0x%x (%s): state %d, dead %d: only valid or "
+                           "harmless packets went to it" %
+                           (qpn, q["role"], state_, r["dead"]))
+        if q["role"] == "w":
             for c in range(NCHUNK):
                 if not r["chunks"] & (1 << c):
                     continue
