@@ -88,23 +88,30 @@ diag "loss 10%: netem dropped $(netem_dropped), retransmitted $(( $(cnt la retra
 # The peer's REORDERED ACKs make the paths timer-only (spec 9.2.1), so few
 # packets are resent.  With reo_persist_ms=0 (the threshold rule alone)
 # the same traffic resends what was only late: the reordering is real.
-reorder_run() {	# REO_PERSIST_MS: prints "resends data_packets spurious"
-	local r0 t0 s0
+# An RTO (rto_min_us 200 ms here) resends a whole window: only an emulator
+# stall of that length fires one, and the run prints it.
+reorder_run() {	# REO_PERSIST_MS: "resends data_packets spurious rtos tlps"
+	local r0 t0 s0 o0 p0
 	echo "$1" > /sys/module/metaroce/parameters/reo_persist_ms
 	r0=$(cnt la retransmits)
 	t0=$(cnt la tx_data_packets)
 	s0=$(cnt la spurious_retransmits)
+	o0=$(cnt la rto_timeouts)
+	p0=$(cnt la tlp_probes)
 	kverbs rc_write size=1048576 >&2 || return 1
 	echo "$(($(cnt la retransmits) - r0)) $(($(cnt la tx_data_packets) - t0))" \
-		"$(($(cnt la spurious_retransmits) - s0))"
+		"$(($(cnt la spurious_retransmits) - s0))" \
+		"$(($(cnt la rto_timeouts) - o0)) $(($(cnt la tlp_probes) - p0))"
 }
 ip netns exec $NS_B tc qdisc del dev vb root
 ip netns exec $NS_A tc qdisc replace dev va root netem delay 1ms reorder 75%
+echo 200000 > /sys/module/metaroce/parameters/rto_min_us
 adaptive=$(reorder_run 1000)
 ok_if "reordering route: 1 MiB WRITE verified" test -n "$adaptive"
 strict=$(reorder_run 0)
 echo 1000 > /sys/module/metaroce/parameters/reo_persist_ms
-diag "resends/packets/spurious: adaptive $adaptive, threshold rule only $strict"
+diag "resends/packets/spurious/RTOs/TLPs: adaptive $adaptive, threshold rule only $strict"
+diag "la paths: $(mra show la 2>&1 | grep -o 'path [0-9]* .* srtt [0-9]*us rttvar [0-9]*us min_rtt [0-9]*us' | sed 's/sport.*srtt/srtt/' | tr '\n' ';')"
 set -- $adaptive
 ok_if "reordering route: a path that reorders resends < 5% of its packets" \
 	test -n "$1" -a "$((${1:-1} * 100))" -lt "$((5 * ${2:-0}))"
