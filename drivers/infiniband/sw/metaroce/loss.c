@@ -265,8 +265,9 @@ void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,
 		path->rttvar_us = (3 * path->rttvar_us + err) / 4;
 		path->srtt_us = max((7 * path->srtt_us + r) / 8, 1U);
 	}
-	if (!path->min_rtt_us || r < path->min_rtt_us)
+	if (!path->min_rtt_us || path->min_rtt_old || r < path->min_rtt_us)
 		path->min_rtt_us = r;
+	path->min_rtt_old = false;
 	mroce_rto_update(conn, path);
 }
 

@@ -75,7 +75,7 @@ static void mroce_path_reroute(struct mroce_conn *conn,
 	path->old_ports[path->old_idx++ % MROCE_OLD_PORTS] = ntohs(path->sport);
 	path->sport = mroce_pick_sport(conn, path);
 	path->probe_base = path->probe_id + 1;
-	path->min_rtt_us = 0;
+	path->min_rtt_old = true;	/* until the new route's first sample */
 	path->ent_sent = 0;
 	path->win_sent = 0;
 	path->win_lost = 0;

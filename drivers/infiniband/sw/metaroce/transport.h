@@ -222,9 +222,10 @@ struct mroce_path {
 	/* RTT (spec 7.4) */
 	u32 srtt_us;
 	u32 rttvar_us;
-	u32 min_rtt_us;
+	u32 min_rtt_us;		/* of the current entropy, once it has a sample */
 	u32 rto_us;		/* base RTO */
 	u8 backoff;		/* RTO doublings, 0 to MROCE_MAX_BACKOFF */
+	bool min_rtt_old;	/* min_rtt_us is the last entropy's */
 	/* probing (spec 7.5, 7.6) */
 	u8 probes_out;		/* unanswered probes on this entropy */
 	u8 entropies;		/* entropies tried while PROBING */
