@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -1587,19 +1588,28 @@ static void rx_packet(const u8 *d, int n, u16 sport)
 	}
 }
 
+/*
+ * The target's packets: each frame has a virtio header in front
+ * (PACKET_VNET_HDR, for SOCK_RAW only: the Ethernet header follows),
+ * whose segment size cuts a UDP GSO batch, which crosses a veth whole,
+ * into the datagrams a wire would carry.
+ */
 static void rx_drain(void)
 {
-	u8 buf[4096];
+	static u8 frame[sizeof(struct virtio_net_hdr) + ETH_HLEN + 65536];
+	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)frame;
+	u8 *buf = frame + sizeof(*vh) + ETH_HLEN;
 	struct sockaddr_ll sll;
 	socklen_t sl;
-	int n;
+	int n, seg, off;
 
 	for (int k = 0; k < 256; k++) {
 		sl = sizeof(sll);
-		n = recvfrom(rx_sock, buf, sizeof(buf), MSG_DONTWAIT,
+		n = recvfrom(rx_sock, frame, sizeof(frame), MSG_DONTWAIT,
 			     (struct sockaddr *)&sll, &sl);
 		if (n < 0)
 			break;
+		n -= sizeof(*vh) + ETH_HLEN;
 		if (sll.sll_pkttype == PACKET_OUTGOING || n < 28)
 			continue;
 		{
@@ -1614,7 +1624,13 @@ static void rx_drain(void)
 			ulen = get16(buf + ihl + 4);
 			if (ulen < 8 || ihl + ulen > n)
 				continue;
-			rx_packet(buf + ihl + 8, ulen - 8, get16(buf + ihl));
+			ulen -= 8;
+			seg = vh->gso_type != VIRTIO_NET_HDR_GSO_NONE &&
+			      vh->gso_size ? vh->gso_size : ulen;
+			for (off = 0; off < ulen; off += seg)
+				rx_packet(buf + ihl + 8 + off,
+					  ulen - off < seg ? ulen - off : seg,
+					  get16(buf + ihl));
 		}
 	}
 	flush_out();
@@ -1710,12 +1726,17 @@ static int open_sockets(void)
 	}
 	setsockopt(tx_sock, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
 	setsockopt(tx_sock, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	rx_sock = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
+	rx_sock = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
 	if (rx_sock < 0) {
 		perror("packet socket");
 		return -1;
 	}
 	setsockopt(rx_sock, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	if (setsockopt(rx_sock, SOL_PACKET, PACKET_VNET_HDR, &one,
+		       sizeof(one))) {
+		perror("PACKET_VNET_HDR");
+		return -1;
+	}
 	if (getifaddrs(&ifa))
 		return -1;
 	for (i = ifa; i; i = i->ifa_next)

@@ -8,7 +8,8 @@ import mrpkt as m
 
 def pcap_packets(path, port=m.UDP_PORT):
     """(source, destination, UDP payload) of every IPv4 UDP datagram to
-    port in the capture, in order; addresses dotted."""
+    port in the capture, in order; addresses dotted.  A frame that holds a
+    UDP GSO batch gives each of its packets."""
     data = open(path, "rb").read()
     linktype = struct.unpack("<I", data[20:24])[0]
     off, out = 24, []
@@ -22,6 +23,6 @@ def pcap_packets(path, port=m.UDP_PORT):
         ihl = (ip[0] & 15) * 4
         dport, ulen = struct.unpack(">HH", ip[ihl + 2:ihl + 6])
         if dport == port:
-            out.append((".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20])),
-                        ip[ihl + 8:ihl + ulen]))
+            out += [(".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20])), pl)
+                    for pl in m.split_batch(ip[ihl + 8:ihl + ulen])]
     return out

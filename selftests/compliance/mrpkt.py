@@ -84,6 +84,25 @@ def parse_bth(pkt: bytes):
                 psn=psn, plw=plw, token=token)
 
 
+def split_batch(dgram: bytes):
+    """The MetaRoCE packets of a UDP payload that a capture shows whole
+    although a device sent it as several datagrams (a UDP GSO batch, spec
+    4.8): each packet's own lengths say where the next one starts.  What
+    does not parse as a packet ends the walk, as one last payload."""
+    out = []
+    while dgram:
+        n = 0
+        if len(dgram) >= 36:
+            p = parse_bth(dgram)
+            n = p["hdr_len"] + p["payload_len"] + 4 + (16 if p["flags"] & F_MAC else 0)
+        if n < 36 or n >= len(dgram):
+            out.append(dgram)
+            break
+        out.append(dgram[:n])
+        dgram = dgram[n:]
+    return out
+
+
 # Extension headers (spec 5.5) and whole packets of a connection.
 
 EXT = {T_SEND: 24, T_SEND_IMM: 28, T_SEND_INV: 28, T_WRITE: 36,

@@ -61,6 +61,9 @@ rc_pp() { pingpong_pair ibv_rc_pingpong da db -c "$@"; }
 # --- udp_port=5001 ---------------------------------------------------
 modprobe metaroce udp_port=$PORT
 setup_two_hosts
+# The captures show the datagrams a wire carries (see test_dissector).
+ip netns exec $NS_A ethtool -K va tx-udp-segmentation off >/dev/null
+ip netns exec $NS_B ethtool -K vb tx-udp-segmentation off >/dev/null
 add_devices da db
 
 cap rc_pp -m 512 -s 4096 -n 50 > /tmp/rules-pp.log 2>&1

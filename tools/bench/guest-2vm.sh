@@ -27,6 +27,8 @@ if ! wait_for 120 ping -c 1 -W 1 10.88.0.$peer; then
 	exit 1
 fi
 rdma link add m0 type metaroce netdev eth0
+BATCH=/sys/module/metaroce/parameters/tx_batch_pkts
+BATCH_DEF=$(cat $BATCH)
 modprobe rdma_rxe
 rdma link add rxe0 type rxe netdev eth0
 wait_for 10 gid_index m0 && wait_for 10 gid_index rxe0
@@ -39,10 +41,14 @@ for st in mroce-2vm rxe-2vm; do
 	for loss in $LOSSES; do
 		k=$((k + 1))
 		port=$((22000 + k))
+		# netem drops a UDP GSO batch whole: packet by packet while it
+		# drops, so that the loss is per datagram (scen_loss.sh).
 		if [ "$loss" = 0 ]; then
 			tc qdisc del dev eth0 root 2>/dev/null
+			echo "$BATCH_DEF" > $BATCH
 		else
 			tc qdisc replace dev eth0 root netem loss "$loss%"
+			echo 1 > $BATCH
 		fi
 		name=$BENCH_LOGS/$st-$loss
 		if ((VM_INDEX == 1)); then

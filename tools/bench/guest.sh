@@ -84,7 +84,7 @@ fi
 # Most telling first: a run cut short by its VM timeout keeps what it has.
 # BENCH_ONLY="paths multipath incast ..." runs a subset (another VM may run
 # the rest at the same time).
-scens=${BENCH_ONLY:-"perftest_core crc loss profile cpu scale paths multipath incast perftest_rest"}
+scens=${BENCH_ONLY:-"perftest_core crc batch loss profile cpu scale paths multipath incast perftest_rest"}
 for s in $scens; do
 	case $s in
 	incast)

@@ -595,6 +595,39 @@ class Report:
         else:
             self.h("")
 
+    def batch(self):
+        """ib_write_bw / ib_read_bw with UDP GSO batches off (tx_batch_pkts
+        1) and at the default, and rxe (scen_batch.sh)."""
+        R = self.recs
+        runs = pick(R, group="batch")
+        if not runs:
+            return
+        ns = []
+        for r in runs:
+            if r.get("batch") not in ns and r.get("batch") != "rxe":
+                ns.append(r["batch"])
+        if len(ns) < 2:
+            return
+        off, on = ns[0], ns[-1]
+        self.h("## UDP GSO batches: 1 QP, 2 namespaces (tx_batch_pkts %s vs %s)\n" % (off, on))
+        rows = []
+        for op, size in (("write", 65536), ("write", 1048576), ("read", 65536)):
+            a = one(R, group="batch", batch=off, op=op, size=size)
+            b = one(R, group="batch", batch=on, op=op, size=size)
+            x = one(R, group="batch", batch="rxe", op=op, size=size)
+            k = one(R, group="batch_pkts", batch=on, op=op, size=size) or {}
+            per = (float(k["packets"]) / float(k["gso_skbs"])
+                   if k.get("gso_skbs") and int(k["gso_skbs"]) > 0 else None)
+            rows.append(["ib_%s_bw %s" % (op, size_name(size)), cell(a, "mbps"), cell(b, "mbps"),
+                         rcell(ratio(val(b, "mbps"), val(a, "mbps"))),
+                         "%.1f" % per if per else "-", cell(x, "mbps"),
+                         rcell(ratio(val(a, "mbps"), val(x, "mbps"))),
+                         rcell(ratio(val(b, "mbps"), val(x, "mbps")))])
+        self.h(md_table(["case", "MiB/s, %s" % off, "MiB/s, %s" % on, "gain",
+                         "packets per GSO skb (both senders)", "rxe (1 ns) MiB/s",
+                         "vs rxe, %s" % off, "vs rxe, %s" % on], rows))
+        self.h("")
+
     def loss(self):
         R = self.recs
         for where, title in (("veth", "netem on the veth v0/v1, both directions, 1 namespace"),
@@ -1148,6 +1181,7 @@ def main():
     rep.latency()
     rep.bandwidth()
     rep.crc()
+    rep.batch()
     rep.loss()
     rep.scale()
     rep.cpu()

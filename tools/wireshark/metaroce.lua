@@ -517,15 +517,13 @@ local function dissect_ext(ty, buf, tree, hlen)
 	return info
 end
 
-function p.dissector(buf, pinfo, root)
+-- One MetaRoCE packet (buf holds exactly it); returns its Info text.
+local function dissect_one(buf, root)
 	local len = buf:len()
-	if len < 1 then return 0 end
-	pinfo.cols.protocol = "MetaRoCE"
 	local tree = root:add(p, buf())
 	if len < 36 then
 		tree:add_proto_expert_info(e_len, "shorter than Base Header and CRC32C (36 bytes)")
-		pinfo.cols.info = "MetaRoCE runt"
-		return len
+		return "MetaRoCE runt"
 	end
 
 	local ty = buf(1, 1):uint()
@@ -569,8 +567,7 @@ function p.dissector(buf, pinfo, root)
 	if want ~= len or hlen < 32 then
 		tree:add_proto_expert_info(e_len, string.format(
 			"UDP payload %u bytes, headers say %u (spec 4.4)", len, want))
-		pinfo.cols.info = info .. " [malformed]"
-		return len
+		return info .. " [malformed]"
 	end
 	local fix = fixed_hdrlen[ty]
 	if fix and fix * 4 ~= hlen then
@@ -596,7 +593,37 @@ function p.dissector(buf, pinfo, root)
 	else
 		ct:add(f.crc_status, buf(coff, 4), 2):set_generated()
 	end
-	pinfo.cols.info = info
+	return info
+end
+
+-- The length a packet's headers give it (spec 4.4).
+local function packet_len(buf, off)
+	local ty = buf(off + 1, 1):uint()
+	local mac = bit32.band(buf(off + 2, 2):uint(), 0x0200) ~= 0 and ty ~= 0x30
+	return buf(off + 4, 1):uint() * 4 + buf(off + 6, 2):uint() + (mac and 16 or 0) + 4
+end
+
+-- A capture on a host can show a UDP GSO batch (spec 4.8) as one
+-- datagram: the packets back to back, each delimited by its own lengths.
+function p.dissector(buf, pinfo, root)
+	local len = buf:len()
+	if len < 1 then return 0 end
+	pinfo.cols.protocol = "MetaRoCE"
+	local off, infos = 0, {}
+	while off < len do
+		local size = len - off
+		if size >= 36 then
+			local want = packet_len(buf, off)
+			if want >= 36 and want < size then size = want end
+		end
+		infos[#infos + 1] = dissect_one(buf(off, size):tvb(), root)
+		off = off + size
+	end
+	if #infos > 1 then
+		pinfo.cols.info = string.format("[batch of %u] ", #infos) .. table.concat(infos, "; ")
+	else
+		pinfo.cols.info = infos[1]
+	end
 	return len
 end
 

@@ -59,6 +59,96 @@ static void mroce_conn_tx_mark(struct mroce_conn *conn, int cpu)
 }
 
 /*
+ * The packets of one budget, gathered into runs for mroce_xmit_batch():
+ * one open run per path (plane and entropy), its packets of one length
+ * and one traffic class (data or control, spec 4.2.1).  A packet of the
+ * path that cannot join sends the run first, so each path's packets
+ * leave in the order they were queued; the paths' runs interleave as the
+ * paths' packets may anyway.  A shorter packet does not join: a batch
+ * whose packets are too long for a smaller route MTU loses no packet
+ * that would have gone alone.
+ */
+#define MROCE_TX_RUNS		8
+
+struct mroce_tx_run {
+	struct sk_buff_head q;
+	__be16 sport;
+	u8 plane;
+	bool data;		/* sequenced packets or datagrams: dscp */
+	u32 len;		/* of each packet, trailer not included */
+	u32 bytes;		/* on the wire, trailers included */
+};
+
+struct mroce_tx_runs {
+	struct mroce_tx_run run[MROCE_TX_RUNS];
+	u32 n;
+};
+
+static void mroce_tx_run_send(struct mroce_conn *conn, struct mroce_tx_run *r)
+{
+	u8 p = r->plane;
+
+	mroce_xmit_batch(conn->mdev, &r->q, p ? &conn->laddr[p] : &conn->local,
+			 p ? &conn->raddr[p] : &conn->peer, r->sport);
+}
+
+static void mroce_tx_runs_send(struct mroce_conn *conn,
+			       struct mroce_tx_runs *runs)
+{
+	u32 i;
+
+	for (i = 0; i < runs->n; i++)
+		mroce_tx_run_send(conn, &runs->run[i]);
+	runs->n = 0;
+}
+
+/* Add skb to its path's run, sending what cannot wait for more. */
+static void mroce_tx_add(struct mroce_conn *conn, struct mroce_tx_runs *runs,
+			 struct sk_buff *skb)
+{
+	u8 type = ((struct mroce_bth *)skb->data)->type;
+	bool data = mroce_is_sequenced(type) || type == MROCE_T_DATAGRAM;
+	u32 max = READ_ONCE(mroce_tx_batch_pkts), i;
+	__be16 sport = mroce_cb(skb)->sport ?: conn->hs_sport;
+	u8 p = mroce_cb(skb)->plane;
+	struct mroce_tx_run *r;
+
+	if (p >= MROCE_MAX_PLANES ||
+	    !(READ_ONCE(conn->planes_paired) & BIT(p)))
+		p = 0;
+	for (i = 0; i < runs->n; i++)
+		if (runs->run[i].sport == sport && runs->run[i].plane == p)
+			break;
+	r = &runs->run[i];
+	if (i < runs->n && !skb_queue_empty(&r->q)) {
+		if (skb->len == r->len && data == r->data &&
+		    skb_queue_len(&r->q) < max &&
+		    r->bytes + skb->len + MROCE_CRC_LEN <= MROCE_GSO_MAX_BYTES) {
+			__skb_queue_tail(&r->q, skb);
+			r->bytes += skb->len + MROCE_CRC_LEN;
+			if (skb_queue_len(&r->q) == max)
+				mroce_tx_run_send(conn, r);
+			return;
+		}
+		mroce_tx_run_send(conn, r);
+	} else if (i == MROCE_TX_RUNS) {
+		mroce_tx_runs_send(conn, runs);
+		r = &runs->run[0];
+		runs->n = 1;
+	} else if (i == runs->n) {
+		runs->n++;
+	}
+	r->sport = sport;
+	r->plane = p;
+	r->data = data;
+	__skb_queue_tail(&r->q, skb);
+	r->len = skb->len;
+	r->bytes = skb->len + MROCE_CRC_LEN;
+	if (max == 1)
+		mroce_tx_run_send(conn, r);
+}
+
+/*
  * Send the transmit queue, in order, from one context at a time: a context
  * that finds another sending leaves its packets to it.  Without conn->lock.
  * Sending can feed the queue (over a veth, the peer's answers are
@@ -74,15 +164,18 @@ static void mroce_conn_tx_mark(struct mroce_conn *conn, int cpu)
  * every transmit's own local_bh_enable() runs the backlog for the one
  * packet it just queued, and the receiver handles (and acknowledges)
  * packet by packet instead of in NAPI batches, at half the throughput.
+ * Within a budget the packets go in runs per path (mroce_tx_add()).
  */
 static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 {
+	struct mroce_tx_runs runs;
 	struct sk_buff *skb;
-	u32 sent = 0;
-	__be16 sport;
+	u32 sent = 0, i;
 	int cpu;
-	u8 p;
 
+	for (i = 0; i < MROCE_TX_RUNS; i++)
+		__skb_queue_head_init(&runs.run[i].q);
+	runs.n = 0;
 	do {
 		if (test_and_set_bit_lock(0, &conn->tx_busy))
 			return;
@@ -97,6 +190,7 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 		}
 		while ((skb = skb_dequeue(&conn->txq))) {
 			if (++sent % MROCE_TX_BUDGET == 0) {
+				mroce_tx_runs_send(conn, &runs);
 				mroce_conn_tx_mark(conn, cpu);
 				if (tx_work) {
 					local_bh_enable();
@@ -112,15 +206,9 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 					return;
 				}
 			}
-			sport = mroce_cb(skb)->sport ?: conn->hs_sport;
-			p = mroce_cb(skb)->plane;
-			if (p >= MROCE_MAX_PLANES ||
-			    !(READ_ONCE(conn->planes_paired) & BIT(p)))
-				p = 0;
-			mroce_xmit(conn->mdev, skb, p ? &conn->laddr[p] :
-				   &conn->local, p ? &conn->raddr[p] :
-				   &conn->peer, sport);
+			mroce_tx_add(conn, &runs, skb);
 		}
+		mroce_tx_runs_send(conn, &runs);
 		if (sent)
 			mroce_conn_tx_mark(conn, cpu);
 		clear_bit_unlock(0, &conn->tx_busy);

@@ -96,6 +96,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_UD_DROP_NO_RECV] = { .name = "ud_drop_no_recv" },
 	/* Debugging aid beyond spec 18: POST_SEND commands without WRs. */
 	[MROCE_CNT_DOORBELLS] = { .name = "doorbells" },
+	[MROCE_CNT_TX_GSO_BATCHES] = { .name = "tx_gso_batches" },
 };
 
 static_assert(ARRAY_SIZE(mroce_counter_descs) == MROCE_NUM_COUNTERS);

@@ -98,6 +98,7 @@ enum mroce_counter {
 	MROCE_CNT_UD_DROP_NO_QP,
 	MROCE_CNT_UD_DROP_NO_RECV,
 	MROCE_CNT_DOORBELLS,		/* not in spec 18: user SQ doorbells */
+	MROCE_CNT_TX_GSO_BATCHES,	/* not in spec 18: skbs of >1 packets */
 	MROCE_NUM_COUNTERS
 };
 

@@ -197,7 +197,8 @@ static int mroce_xmit6(struct net *net, struct socket *sock,
 	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sock->sk, &fl6, NULL);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
-	udp_tunnel6_xmit_skb(dst, sock->sk, skb, dst->dev, &fl6.saddr,
+	/* No tunnel netdev: a NULL dev keeps the underlay's stats. */
+	udp_tunnel6_xmit_skb(dst, sock->sk, skb, NULL, &fl6.saddr,
 			     &fl6.daddr, mroce_tos(skb),
 			     ip6_dst_hoplimit(dst), mroce_flow_label(sport), sport,
 			     htons(mroce_udp_port), false);
@@ -205,13 +206,12 @@ static int mroce_xmit6(struct net *net, struct socket *sock,
 }
 
 /*
- * Send one MetaRoCE packet.  skb holds the headers and payload, linear, at
- * skb->data, with MROCE_SKB_HEADROOM in front and room for the trailer.
- * The packet goes out of the namespace of mdev's netdev.  Consumes skb.
+ * Route skb (a MetaRoCE packet or a GSO batch of them, trailers in place)
+ * and send it out of the namespace of mdev's netdev.  Consumes skb.
  */
-int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
-	       const union ib_gid *sgid, const union ib_gid *dgid,
-	       __be16 sport)
+static int mroce_send(struct mroce_dev *mdev, struct sk_buff *skb,
+		      const union ib_gid *sgid, const union ib_gid *dgid,
+		      __be16 sport)
 {
 	struct in6_addr *s6 = (struct in6_addr *)sgid->raw;
 	struct in6_addr *d6 = (struct in6_addr *)dgid->raw;
@@ -219,14 +219,7 @@ int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
 	struct net *net = dev_net(mdev->ndev);
 	struct mroce_net *mn = net_generic(net, mroce_net_id);
 	struct socket *sock;
-	unsigned int len;
-	u32 crc;
 	int err;
-
-	/* Over the headers and payload only: computed before the put. */
-	crc = mroce_crc(skb->data, skb->len);
-	put_unaligned_be32(crc, skb_put(skb, MROCE_CRC_LEN));
-	len = skb->len;
 
 	rcu_read_lock();
 	sock = v4 ? rcu_dereference(mn->sk4) : rcu_dereference(mn->sk6);
@@ -241,11 +234,127 @@ int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
 		err = mroce_xmit6(net, sock, skb, s6, d6, sport);
 	rcu_read_unlock();
 
-	if (err) {
+	if (err)
 		kfree_skb(skb);
+	return err;
+}
+
+/*
+ * Send one MetaRoCE packet.  skb holds the headers and payload, linear, at
+ * skb->data, with MROCE_SKB_HEADROOM in front and room for the trailer.
+ * The packet goes out of the namespace of mdev's netdev.  Consumes skb.
+ */
+int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
+	       const union ib_gid *sgid, const union ib_gid *dgid,
+	       __be16 sport)
+{
+	unsigned int len;
+	u32 crc;
+	int err;
+
+	/* Over the headers and payload only: computed before the put. */
+	crc = mroce_crc(skb->data, skb->len);
+	put_unaligned_be32(crc, skb_put(skb, MROCE_CRC_LEN));
+	len = skb->len;
+
+	err = mroce_send(mdev, skb, sgid, dgid, sport);
+	if (err)
 		return err;
-	}
 	mroce_count(mdev, TX_PACKETS);
 	mroce_count_add(mdev, TX_BYTES, len);
 	return 0;
+}
+
+/* Where mroce_xmit_batch() copies the next bytes of a batch. */
+struct mroce_frag_writer {
+	struct sk_buff *skb;
+	struct page *page;
+	u32 off;		/* in page */
+};
+
+/* Append n bytes from src to w->skb's page fragments: order-0 pages. */
+static int mroce_frag_put(struct mroce_frag_writer *w, const void *src, u32 n)
+{
+	struct skb_shared_info *si = skb_shinfo(w->skb);
+	u32 k;
+
+	while (n) {
+		if (!w->page || w->off == PAGE_SIZE) {
+			if (si->nr_frags == MAX_SKB_FRAGS)
+				return -EMSGSIZE;
+			w->page = alloc_page(GFP_ATOMIC | __GFP_NOWARN);
+			if (!w->page)
+				return -ENOMEM;
+			w->off = 0;
+			skb_fill_page_desc(w->skb, si->nr_frags, w->page, 0, 0);
+			w->skb->truesize += PAGE_SIZE;
+		}
+		k = min_t(u32, n, PAGE_SIZE - w->off);
+		memcpy(page_address(w->page) + w->off, src, k);
+		skb_frag_size_add(&si->frags[si->nr_frags - 1], k);
+		w->skb->len += k;
+		w->skb->data_len += k;
+		w->off += k;
+		src += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/*
+ * Send the packets of run, all of one path (the same addresses, entropy
+ * and traffic class) and of one length, as one UDP GSO skb (spec 4.8):
+ * each packet with its own headers and trailer, back to back in page
+ * fragments, gso_size the length of one.  The device, or the stack in
+ * front of a device that cannot, cuts it into the same datagrams
+ * mroce_xmit() would have sent one by one.  Consumes the packets.
+ */
+int mroce_xmit_batch(struct mroce_dev *mdev, struct sk_buff_head *run,
+		     const union ib_gid *sgid, const union ib_gid *dgid,
+		     __be16 sport)
+{
+	struct mroce_frag_writer w = {};
+	u32 n = skb_queue_len(run), len;
+	struct sk_buff *skb, *gso;
+	u8 crc[MROCE_CRC_LEN];
+	int err = 0;
+
+	gso = n > 1 ? alloc_skb(MROCE_SKB_HEADROOM, GFP_ATOMIC) : NULL;
+	if (!gso)
+		goto one_by_one;
+	skb_reserve(gso, MROCE_SKB_HEADROOM);
+	w.skb = gso;
+	len = skb_peek(run)->len + MROCE_CRC_LEN;
+	skb_queue_walk(run, skb) {
+		put_unaligned_be32(mroce_crc(skb->data, skb->len), crc);
+		err = mroce_frag_put(&w, skb->data, skb->len) ?:
+		      mroce_frag_put(&w, crc, MROCE_CRC_LEN);
+		if (err) {
+			kfree_skb(gso);
+			goto one_by_one;
+		}
+	}
+	skb_shinfo(gso)->gso_size = len;
+	skb_shinfo(gso)->gso_type = SKB_GSO_UDP_L4;
+	skb_shinfo(gso)->gso_segs = n;
+	/* udp_set_csum() leaves the checksum of a GSO skb to the device. */
+	gso->ip_summed = CHECKSUM_PARTIAL;
+	gso->csum_start = skb_headroom(gso) - sizeof(struct udphdr);
+	gso->csum_offset = offsetof(struct udphdr, check);
+	len = gso->len;
+	while ((skb = __skb_dequeue(run)))
+		consume_skb(skb);
+
+	err = mroce_send(mdev, gso, sgid, dgid, sport);
+	if (err)
+		return err;
+	mroce_count_add(mdev, TX_PACKETS, n);
+	mroce_count_add(mdev, TX_BYTES, len);
+	mroce_count(mdev, TX_GSO_BATCHES);
+	return 0;
+
+one_by_one:
+	while ((skb = __skb_dequeue(run)))
+		err = mroce_xmit(mdev, skb, sgid, dgid, sport) ?: err;
+	return err;
 }

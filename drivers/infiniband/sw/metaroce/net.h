@@ -22,6 +22,15 @@ struct sk_buff *mroce_alloc_skb(unsigned int len, gfp_t gfp);
 int mroce_xmit(struct mroce_dev *mdev, struct sk_buff *skb,
 	       const union ib_gid *sgid, const union ib_gid *dgid,
 	       __be16 sport);
+int mroce_xmit_batch(struct mroce_dev *mdev, struct sk_buff_head *run,
+		     const union ib_gid *sgid, const union ib_gid *dgid,
+		     __be16 sport);
+
+/*
+ * Most bytes of MetaRoCE packets in one GSO skb: within one IP datagram
+ * and, with the headers, below the 64 KiB GSO size most devices take.
+ */
+#define MROCE_GSO_MAX_BYTES	60000
 
 /* rx.c */
 int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb);

@@ -43,6 +43,7 @@ struct mroce_qp;
 #define MROCE_MAX_BACKOFF	16	/* RTO doublings; 2^16 x rto_min > rto_max */
 
 /* Tunables (spec 17), module parameters in tunables.c. */
+extern unsigned int mroce_tx_batch_pkts;
 extern unsigned int mroce_ack_coalesce_pkts;
 extern unsigned int mroce_ack_coalesce_us;
 extern unsigned int mroce_reo_wnd_min_us;
