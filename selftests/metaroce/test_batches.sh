@@ -4,7 +4,7 @@
 # the stack as one skb (tx_gso_batches), a veth carries it whole and the
 # receiving stack cuts it into its datagrams.  The kernel verbs tests
 # check every byte and completion; under loss too, and with batching off
-# (tx_batch_pkts 1) nothing is batched.
+# (tx_batch_pkts 1, the default) nothing is batched.
 . "$(dirname "$0")/lib.sh"
 
 tap_plan 9
@@ -12,6 +12,7 @@ setup_two_hosts
 add_devices la lb
 # Emulator stalls must not fire RTOs here: the batches are the subject.
 echo 20000 > /sys/module/metaroce/parameters/rto_min_us
+echo 32 > /sys/module/metaroce/parameters/tx_batch_pkts
 
 # batched DEV CMD...: run CMD (its output to stderr); print "GSO skbs
 # packets" that DEV sent meanwhile; CMD's exit status.
@@ -55,7 +56,6 @@ o=$(batched la kverbs rc_write size=1048576)
 ok_if "tx_batch_pkts 1: 1 MiB WRITE verified" test $? = 0
 set -- $o
 ok_if "tx_batch_pkts 1: no GSO batch ($o)" test "${1:-1}" = 0
-echo 32 > /sys/module/metaroce/parameters/tx_batch_pkts
 
 rdma link delete la
 rdma link delete lb

@@ -99,6 +99,7 @@ ok_if "kverbs: each response matches its request (SSN, QPNs, length)" \
 # With the offload on, the tap sees each batch whole, as one datagram: the
 # dissector shows its packets, each with a good CRC32C.
 uso on
+echo 32 > /sys/module/metaroce/parameters/tx_batch_pkts
 capture insmod "$KO" dev_a=ra dev_b=rb ip_a=$IP_A ip_b=$IP_B tests=rc_write \
 	size=262144 iters=4
 rmmod mroce_kverbs

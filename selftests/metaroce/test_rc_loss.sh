@@ -14,9 +14,9 @@ add_devices la lb
 # are spurious.  The bound below is about the transport, not the emulator.
 echo 20000 > /sys/module/metaroce/parameters/rto_min_us
 # netem drops or holds back a UDP GSO batch (spec 4.8) whole, a burst no
-# wire makes: packet by packet here, so that netem's losses and reordering
-# are per datagram and the bounds below mean what they say.  Batches
-# under loss: test_batches.
+# wire makes: packet by packet here (the default, set in case that
+# changes), so that netem's losses and reordering are per datagram and
+# the bounds below mean what they say.  Batches under loss: test_batches.
 echo 1 > /sys/module/metaroce/parameters/tx_batch_pkts
 
 cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }

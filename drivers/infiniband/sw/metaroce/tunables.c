@@ -78,7 +78,7 @@ static const struct kernel_param_ops mroce_param_ops = {
 /* Encapsulation (spec 4) */
 MROCE_TUNABLE(dscp, 26, 0, 63, "DSCP of sequenced packets and datagrams");
 MROCE_TUNABLE(ctrl_dscp, 26, 0, 63, "DSCP of control packets");
-MROCE_TUNABLE(tx_batch_pkts, 32, 1, 64, "Packets of a path sent as one GSO skb (1: one by one)");
+MROCE_TUNABLE(tx_batch_pkts, 1, 1, 64, "Packets of a path sent as one GSO skb (1: one by one)");
 
 /* Paths (spec 7) */
 MROCE_TUNABLE(paths_per_plane, 4, 1, 64, "Paths per plane of a new connection");
