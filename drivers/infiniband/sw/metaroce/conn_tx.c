@@ -76,7 +76,6 @@ struct mroce_tx_run {
 	u8 plane;
 	bool data;		/* sequenced packets or datagrams: dscp */
 	u32 len;		/* of each packet, trailer not included */
-	u32 bytes;		/* on the wire, trailers included */
 };
 
 struct mroce_tx_runs {
@@ -106,8 +105,7 @@ static void mroce_tx_runs_send(struct mroce_conn *conn,
 static void mroce_tx_add(struct mroce_conn *conn, struct mroce_tx_runs *runs,
 			 struct sk_buff *skb)
 {
-	u8 type = ((struct mroce_bth *)skb->data)->type;
-	bool data = mroce_is_sequenced(type) || type == MROCE_T_DATAGRAM;
+	bool data = mroce_is_data_class(((struct mroce_bth *)skb->data)->type);
 	u32 max = READ_ONCE(mroce_tx_batch_pkts), i;
 	__be16 sport = mroce_cb(skb)->sport ?: conn->hs_sport;
 	u8 p = mroce_cb(skb)->plane;
@@ -123,9 +121,9 @@ static void mroce_tx_add(struct mroce_conn *conn, struct mroce_tx_runs *runs,
 	if (i < runs->n && !skb_queue_empty(&r->q)) {
 		if (skb->len == r->len && data == r->data &&
 		    skb_queue_len(&r->q) < max &&
-		    r->bytes + skb->len + MROCE_CRC_LEN <= MROCE_GSO_MAX_BYTES) {
+		    (skb_queue_len(&r->q) + 1) * (r->len + MROCE_CRC_LEN) <=
+		    MROCE_GSO_MAX_BYTES) {
 			__skb_queue_tail(&r->q, skb);
-			r->bytes += skb->len + MROCE_CRC_LEN;
 			if (skb_queue_len(&r->q) == max)
 				mroce_tx_run_send(conn, r);
 			return;
@@ -143,7 +141,6 @@ static void mroce_tx_add(struct mroce_conn *conn, struct mroce_tx_runs *runs,
 	r->data = data;
 	__skb_queue_tail(&r->q, skb);
 	r->len = skb->len;
-	r->bytes = skb->len + MROCE_CRC_LEN;
 	if (max == 1)
 		mroce_tx_run_send(conn, r);
 }

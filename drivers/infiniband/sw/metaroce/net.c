@@ -146,8 +146,8 @@ struct sk_buff *mroce_alloc_skb(unsigned int len, gfp_t gfp)
 static u8 mroce_tos(const struct sk_buff *skb)
 {
 	u8 type = ((const struct mroce_bth *)skb->data)->type;
-	u8 dscp = mroce_is_sequenced(type) || type == MROCE_T_DATAGRAM ?
-		  READ_ONCE(mroce_dscp) : READ_ONCE(mroce_ctrl_dscp);
+	u8 dscp = mroce_is_data_class(type) ? READ_ONCE(mroce_dscp) :
+					      READ_ONCE(mroce_ctrl_dscp);
 
 	return dscp << 2 | (READ_ONCE(mroce_ecn) ? MROCE_ECN_ECT0 : 0);
 }
