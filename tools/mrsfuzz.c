@@ -190,6 +190,10 @@ static struct {
 	int dup_state, dup_qi;	/* 1: first sent, 2: ACKed, 3: dup sent */
 	u32 dup_rx;		/* the target's Rx Count of the path then */
 	double dup_at;
+	/* rresp_dup_poison: READ rd[dp_rd], segment dp_seg, PSN dp_psn */
+	u32 dp_psn, dp_seg;
+	int dp_state, dp_rd;	/* 1: valid copy sent, 2: the target has it */
+	double dp_at;
 	u8 css;
 	u32 slots;
 	struct tqp qp[MAXQP];
@@ -643,18 +647,54 @@ static int c_rresp_after_destroy(u8 *p)
 	return read_resp(p, r, rn(r->nseg), 1);
 }
 
-/* A segment sent validly before, again, with other (poison) content. */
+/*
+ * A segment the target holds, again, with other (poison) content.  The
+ * target must hold it: a copy it dropped (a PLW another class moved makes
+ * it late, say) leaves the poison the first copy, rightly placed.  So, as
+ * psn_dup, in two steps on a path of its own (DUP2_PATH): a segment not
+ * sent before, validly, with PSN = PLW (in the window, never late); once
+ * the target's ACK reports that PSN received, the poison copy on path 0:
+ * a stream-level duplicate, never placed.
+ */
+#define DUP2_PATH 62
 static int c_rresp_dup_poison(u8 *p)
 {
-	struct oread *r = pick_read(1);
+	struct oread *r;
 	u32 s, k;
+	int n;
 
-	if (!r)
+	if (g.dp_state == 1)
+		return 0;		/* waiting for the ACK */
+	if (g.dp_state == 2) {
+		g.dp_state = 0;
+		r = &g.rd[g.dp_rd];
+		if (g.qp[r->qi].closed)
+			return 0;
+		return read_resp(p, r, g.dp_seg, 1);
+	}
+	r = pick_read(1);
+	if (!r || r->nseg < 2)
 		return 0;
-	for (k = 0, s = rn(r->nseg); k < r->nseg; k++, s = (s + 1) % r->nseg)
-		if (rd_sent(r, s))
-			return read_resp(p, r, s, 1);
-	return 0;
+	/* not the last segment: the READ stays open for the other classes */
+	for (k = 0, s = rn(r->nseg - 1); k < r->nseg - 1;
+	     k++, s = (s + 1) % (r->nseg - 1))
+		if (!rd_sent(r, s))
+			break;
+	if (k == r->nseg - 1)
+		return 0;
+	n = read_resp(p, r, s, 0);
+	g.psn--;
+	r->sent[s / 8] |= 1 << (s % 8);
+	valid_sent[1]++;
+	g.dp_psn++;
+	g.dp_rd = r - g.rd;
+	g.dp_seg = s;
+	g.dp_state = 1;
+	g.dp_at = now_s();
+	p[5] = DUP2_PATH;
+	put32(p + 16, g.dp_psn);
+	put32(p + 20, g.dp_psn);
+	return reseal(p, n);
 }
 
 /*
@@ -843,7 +883,8 @@ static int c_path_id(u8 *p)
 		if (rd_sent(r, s)) {
 			n = read_resp(p, r, s, 0);
 			g.psn--;
-			p[5] = rn(2) ? 64 + rn(192) : 1 + rn(62);	/* not DUP_PATH */
+			/* not DUP2_PATH or DUP_PATH */
+			p[5] = rn(2) ? 64 + rn(192) : 1 + rn(DUP2_PATH - 1);
 			put32(p + 16, (u32)rnd());
 			put32(p + 20, get32(p + 16) - rn(200));
 			return reseal(p, n);
@@ -932,7 +973,11 @@ static int c_req_rx_change(u8 *p)
 	return seqpkt(p, T_WRITE, e, seg, 0, 0, 0, 1);
 }
 
-/* Huge Message Length with an Offset near its end. */
+/*
+ * Huge Message Length with an Offset near its end, always past the MR: a
+ * segment that falls inside the MR is a valid WRITE, rightly placed (seen:
+ * 256 KiB messages into the 320 KiB MR).
+ */
 static int c_req_huge_offset(u8 *p)
 {
 	struct tqp *q = pick_qp('s', 1);
@@ -942,6 +987,8 @@ static int c_req_huge_offset(u8 *p)
 	if (!q)
 		return 0;
 	len = rn(2) ? 0x80000000u : (0x10000u << rn(15));
+	if (len < (u64)q->len + 4 * seg)
+		len = 0x80000000u;
 	off = len - seg * (1 + rn(4));
 	sx(e, sh, q->tqpn, q->pqpn, q->ssn + rn(4), 0, len, off);
 	put64(e + 24, q->va);
@@ -1205,7 +1252,8 @@ static int c_sync(u8 *p)
 	int n = 1 + rn(rn(8) ? 4 : 64), hdr = 36 + 12 * n;
 	u8 id = rn(2) ? rn(4) : rn(256);
 
-	bth(p, T_SYNC, hdr, 0, 0, id == DUP_PATH ? 0 : id, 0, 0);
+	bth(p, T_SYNC, hdr, 0, 0,
+	    id == DUP_PATH || id == DUP2_PATH ? 0 : id, 0, 0);
 	p[32] = rn(16) ? (u8)n : (u8)rnd();
 	p[33] = p[34] = p[35] = 0;
 	for (int i = 0; i < n; i++) {
@@ -1226,8 +1274,8 @@ static int c_probe(u8 *p)
 	u32 plw = g.psn + (rn(2) ? 0 : rn(100000));
 	u8 id = rn(2) ? 1 + rn(62) : rn(256);
 
-	if (id == DUP_PATH)
-		id--;
+	if (id == DUP_PATH || id == DUP2_PATH)
+		id = DUP2_PATH - 1;
 	bth(p, T_PROBE, 48, plen, 0, id, plw, plw);
 	put32(p + 32, (u32)rnd());
 	p[36] = rn(2) ? 0x80 : rnd();
@@ -1546,6 +1594,14 @@ static void rx_packet(const u8 *d, int n, u16 sport)
 					g.dup_state = 2;
 					g.dup_rx = get32(d + 40);
 				}
+			} else if (id == DUP2_PATH && g.dp_state == 1 &&
+				   !(d[49] & 0x80)) {
+				/* PSN dp_psn received (PLW was dp_psn) */
+				int32_t k = sdiff(g.dp_psn, get32(d + 32));
+
+				if (k <= 0 || (k <= 256 &&
+					       d[52 + (k - 1) / 8] & (0x80 >> ((k - 1) % 8))))
+					g.dp_state = 2;
 			} else if (id == DUP_PATH && g.dup_state == 3 &&
 				   !(d[49] & 0x80) &&
 				   sdiff(get32(d + 40), g.dup_rx) > 0) {
@@ -1709,6 +1765,7 @@ static int load_state(const char *path)
 		g.slots = 1024;
 	g.ack_seq = (u32)rnd();
 	g.dup_psn = (u32)rnd();
+	g.dp_psn = (u32)rnd();
 	return 0;
 }
 
@@ -1915,6 +1972,8 @@ int main(int argc, char **argv)
 			g.dup_psn += 2;		/* no ACK: start over */
 			g.dup_state = 0;
 		}
+		if (g.dp_state == 1 && t - g.dp_at > 2)
+			g.dp_state = 0;		/* no ACK: another segment */
 		if (destroyed && t - last_destroyed > 1) {
 			FILE *df = fopen(destroyed, "r");
 			unsigned int qpn;

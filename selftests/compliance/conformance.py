@@ -563,55 +563,113 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
                 "untouched" if buf == b"\xa5" * 48 else "other bytes", a1 is not None))
 
     def t_limits(self):
-        """Resource limits (spec 16.4, 6.4): CONNECTs from our address past
-        max_conns_per_peer (default 4) are refused with RESET RESOURCE,
-        addressed with their CX's token, with a Retry After, and counted in
-        conn_rejected; the connections accepted but never used are
-        half-open and freed, silently, after half_open_timeout_ms (default
-        1000 ms); ours keeps working."""
+        """Resource limits (spec 16.4, 6.4).  At max_conns_per_peer (default
+        4) a CONNECT from our address makes room by freeing the oldest
+        half-open connection from it (MRC-CONN-056, counted in
+        conn_half_open_evicted); once every connection from it is
+        confirmed, a CONNECT is refused with RESET RESOURCE, addressed with
+        its CX's token, with a Retry After, and counted in conn_rejected.
+        Connections accepted but never used are half-open and freed,
+        silently, after half_open_timeout_ms (default 1000 ms).  Ours keeps
+        working throughout."""
         q = self.new_qp()
-        names = ("conn_rejected", "conn_half_open", "conn_half_open_expired")
+        names = ("conn_rejected", "conn_half_open", "conn_half_open_expired",
+                 "conn_half_open_evicted")
         self.p.drain(1.2)   # earlier tests' unused connections expire
-        c0 = self.counters(*names)
-        others, acks, resets = [], {}, {}
-        for i in range(5):      # at once: well within half_open_timeout_ms
+
+        def other(i):
             o = Peer(self.local, self.target, sport=self.p.sport ^ (0x40 + i),
                      listen=False)
             o.epoch = self.p.epoch
-            others.append(o)
+            return o
+
+        def answers(os_, wait=0.3):
+            """CONNECT_ACKs and RESETs to the connections os_, by index."""
+            acks, resets = {}, {}
+            for r in self.p.drain(wait):
+                for i, o in enumerate(os_):
+                    if r["dcid"] == o.cid and r["type"] == m.T_CONNECT_ACK:
+                        acks[i] = r
+                        o.peer_cid, o.peer_token = r["scid"], r["cx_token"]
+                    elif r["dcid"] == o.cid and r["type"] == m.T_RESET:
+                        resets[i] = r
+            return acks, resets
+
+        def confirm(o):
+            """A PROBE with the target's token confirms o; answered?"""
+            pid = random.randrange(1 << 32)
+            pbx = struct.pack(">IB3xQ", pid, 0, 0)
+            self.p.send_raw(m.packet(m.T_PROBE, pbx,
+                                     **o.hdr_kw(path_id=0, psn=0, plw=0)))
+            return self.p.recv(lambda r: r["type"] == m.T_PROBE_REPLY and
+                               r["dcid"] == o.cid and
+                               struct.unpack(">I", r["raw"][32:36])[0] == pid,
+                               2.0)
+
+        # 1. Five CONNECTs, one after the other (more than the free slots):
+        # all are accepted, the oldest half-open ones freed to make room.
+        c0 = self.counters(*names)
+        others = [other(i) for i in range(5)]
+        for o in others:
             self.p.send_raw(o.connect_pkt())
-        got = self.p.drain(0.3)
+            time.sleep(0.05)
+        acks, resets = answers(others)
         c1 = self.counters(*names)
-        for i, o in enumerate(others):
-            for r in got:
-                if r["dcid"] == o.cid and r["type"] == m.T_CONNECT_ACK:
-                    acks[i] = r
-                elif r["dcid"] == o.cid and r["type"] == m.T_RESET:
-                    resets[i] = r
-        ok, bad = sorted(acks), sorted(resets)
-        shape = [(r["reason"], r["scid"], r["token"] == others[i].token,
-                  r["retry_after"] > 0) for i, r in sorted(resets.items())]
-        record("MRC-SEC-007 MRC-CONN-045",
-               ok and bad and ok + bad == list(range(5)) and
-               all(x == (4, 0, True, True) for x in shape) and
-               c1["conn_rejected"] - c0["conn_rejected"] == len(bad),
-               "5 more CONNECTs from our address: accepted %s, refused %s, RESETs "
-               "(reason, SCID, CX token, Retry After > 0) %s, conn_rejected +%d" %
-               (ok, bad, shape, c1["conn_rejected"] - c0["conn_rejected"]))
-        record("MRC-CONN-028", c1["conn_half_open"] - c0["conn_half_open"] == len(ok),
-               "conn_half_open +%d for %d accepted CONNECTs" %
-               (c1["conn_half_open"] - c0["conn_half_open"], len(ok)))
-        cids = {o.cid for o in others}
-        sent = [r for r in self.p.drain(1.6) if r["dcid"] in cids]
+        ev = c1["conn_half_open_evicted"] - c0["conn_half_open_evicted"]
+        newest = confirm(others[-1]) if 4 in acks else None
+        record("MRC-CONN-056",
+               sorted(acks) == list(range(5)) and not resets and ev >= 1 and
+               c1["conn_rejected"] == c0["conn_rejected"] and newest,
+               "5 CONNECTs from our address at max_conns_per_peer: accepted %s, "
+               "refused %s, conn_half_open_evicted +%d, conn_rejected +%d; the "
+               "newest confirmed by a PROBE: %s" %
+               (sorted(acks), sorted(resets), ev,
+                c1["conn_rejected"] - c0["conn_rejected"], newest is not None))
+        # 2. Every slot confirmed: the next CONNECT is refused.
+        alive = [o for o in others[ev:] if o.peer_cid and confirm(o)]
+        extra = other(5)
+        self.p.send_raw(extra.connect_pkt())
+        acks, resets = answers([extra])
         c2 = self.counters(*names)
+        shape = [(r["reason"], r["scid"], r["token"] == extra.token,
+                  r["retry_after"] > 0) for r in resets.values()]
+        record("MRC-SEC-007 MRC-CONN-045",
+               not acks and shape == [(4, 0, True, True)] and
+               c2["conn_rejected"] - c1["conn_rejected"] == 1 and
+               c2["conn_half_open_evicted"] == c1["conn_half_open_evicted"],
+               "%d of our connections confirmed, one more CONNECT: accepted %s, "
+               "RESET (reason, SCID, CX token, Retry After > 0) %s, "
+               "conn_rejected +%d" % (len(alive), bool(acks), shape,
+                                       c2["conn_rejected"] - c1["conn_rejected"]))
+        # 3. Those go (RESET with the target's token); two CONNECTs left
+        # unused are freed after half_open_timeout_ms, nothing sent to them.
+        for o in others:
+            if o.peer_cid:
+                self.p.send_raw(m.packet(m.T_RESET, m.rsx(1, o.epoch),
+                                         **o.hdr_kw(scid=0)))
+        self.p.drain(0.3)
+        c3 = self.counters(*names)
+        unused = [other(6 + i) for i in range(2)]
+        for o in unused:
+            self.p.send_raw(o.connect_pkt())
+        acks, _ = answers(unused)
+        c4 = self.counters(*names)
+        record("MRC-CONN-028", sorted(acks) == [0, 1] and
+               c4["conn_half_open"] - c3["conn_half_open"] == 2,
+               "2 CONNECTs: accepted %s, conn_half_open +%d" %
+               (sorted(acks), c4["conn_half_open"] - c3["conn_half_open"]))
+        cids = {o.cid for o in unused}
+        sent = [r for r in self.p.drain(1.6) if r["dcid"] in cids]
+        c5 = self.counters(*names)
         record("MRC-CONN-028",
-               c2["conn_half_open"] == c0["conn_half_open"] and
-               c2["conn_half_open_expired"] - c0["conn_half_open_expired"] == len(ok) and
+               c5["conn_half_open"] == c3["conn_half_open"] and
+               c5["conn_half_open_expired"] - c4["conn_half_open_expired"] == 2 and
                not sent,
                "1.6 s later: conn_half_open %d (was %d), conn_half_open_expired +%d, "
                "%d packets to the half-open ones" %
-               (c2["conn_half_open"], c0["conn_half_open"],
-                c2["conn_half_open_expired"] - c0["conn_half_open_expired"], len(sent)))
+               (c5["conn_half_open"], c3["conn_half_open"],
+                c5["conn_half_open_expired"] - c4["conn_half_open_expired"],
+                len(sent)))
         psn = self.p.send_seq(m.T_SEND, self.sx(q, 0, 0, 16), b"L" * 16)
         record("MRC-CONN-028", self.ack_of(psn) is not None,
                "our own connection stopped answering")

@@ -31,8 +31,9 @@ def rnd_token():
 
 
 class ConnHostile:
-    TESTS = ["h_prehandshake_confirm", "h_prehandshake_attach",
-             "h_epoch_teardown", "h_sync_reflection", "h_connect_ack_resend"]
+    TESTS = ["h_prehandshake_confirm", "h_prehandshake_attach", "h_halfopen_pin",
+             "h_epoch_teardown", "h_sync_reflection", "h_connect_ack_resend",
+             "h_nak_rate"]
 
     # Helpers -----------------------------------------------------------
     def spoof_connect(self, src, scid, token, epoch=None, guid=None):
@@ -53,11 +54,13 @@ class ConnHostile:
                                  token=token, psn=psn, plw=psn),
                         src=src, sport=random.randrange(0xC000, 0x10000))
 
-    def legit_peer(self, ip):
+    def legit_peer(self, ip, guid=None):
         """A peer of ours at ip with a confirmed connection (a PROBE in the
         DCID form answered), or None."""
         pp = Peer(ip, self.target)
         pp.cx_kw = dict(max_rx_paths=8)
+        if guid is not None:
+            pp.cx_kw["guid"] = guid
         if not pp.connect():
             return None
         if not self.probe_of(pp):
@@ -153,6 +156,36 @@ class ConnHostile:
         except Exception:  # noqa: BLE001
             pass
 
+    def h_halfopen_pin(self):
+        """F02: spoofed CONNECTs in an address's name, max_conns_per_peer of
+        them, must not lock the real owner of the address out: its CONNECT
+        is accepted (the oldest half-open connection makes room,
+        conn_half_open_evicted) and its connection works."""
+        if len(self.extra) < 5:
+            record("F02", False, "no extra address to spoof from")
+            return
+        ip = self.extra[4]
+        per_peer = self.tunable("max_conns_per_peer") or 4
+        c0 = self.counters("conn_half_open_evicted", "conn_rejected")
+        # Device GUIDs of their own: one of another peer with a new epoch
+        # would start a restart check (F03) and hold the CONNECT back.
+        with self.tuned(half_open_timeout_ms=10000):
+            for _ in range(per_peer):
+                self.spoof_connect(ip, rnd_cid(), rnd_token(),
+                                   guid=random.randrange(1, 1 << 64))
+                time.sleep(0.05)
+            time.sleep(0.3)
+            pp = self.legit_peer(ip, guid=random.randrange(1, 1 << 64))
+        c1 = self.counters("conn_half_open_evicted", "conn_rejected")
+        record("F02", pp is not None and
+               c1["conn_half_open_evicted"] > c0["conn_half_open_evicted"] and
+               c1["conn_rejected"] == c0["conn_rejected"],
+               "%d spoofed half-open CONNECTs from %s, then the real one: %s; "
+               "conn_half_open_evicted %+d, conn_rejected %+d" %
+               (per_peer, ip, "connected and answers" if pp else "locked out",
+                c1["conn_half_open_evicted"] - c0["conn_half_open_evicted"],
+                c1["conn_rejected"] - c0["conn_rejected"]))
+
     # F03 -----------------------------------------------------------------
     def h_epoch_teardown(self):
         """F03: a spoofed CONNECT with a new epoch and the peer's (public)
@@ -231,3 +264,34 @@ class ConnHostile:
         record("F05", 1 <= len(got) <= 2 and got[0]["scid"] == pp.peer_cid,
                "10 duplicate CONNECTs at once: %d CONNECT_ACKs (%s)" %
                (len(got), ", ".join("CID %#x" % r["scid"] for r in got)))
+
+    def h_nak_rate(self):
+        """F05: NAKs per connection are limited by their own tunable,
+        nak_rate (not probe_reply_rate): 40 SYNCs, each naming one unknown
+        stream (one NAK STREAM_CLOSED each), in one burst with nak_rate 5
+        draw at most about 5 NAKs, the rest counted in drop_rate_limited;
+        PROBEs are still answered."""
+        pp = self.f05_peer()
+        if not pp:
+            record("F05", False, "no confirmed connection for the SENDs")
+            return
+        pp.drain(0.3)
+        c0 = self.counters("drop_rate_limited")
+        with self.tuned(nak_rate=5) as ok:
+            if not ok:
+                record("F05", False, "the target has no nak_rate tunable")
+                return
+            for i in range(40):
+                body = struct.pack(">B3xIII", 1, 0x600000 + i,
+                                   random.randrange(0x700000, 0x7FFFFF), 0)
+                pp.send_raw(m.packet(m.T_SYNC, body,
+                                     **pp.hdr_kw(path_id=0, psn=0, plw=0)))
+            got = [r for r in pp.drain(0.8) if r["dcid"] == pp.cid]
+            probe = self.probe_of(pp) is not None
+        naks = [r for r in got if r["type"] == m.T_NAK]
+        c1 = self.counters("drop_rate_limited")
+        limited = c1["drop_rate_limited"] - c0["drop_rate_limited"]
+        record("F05", 1 <= len(naks) <= 7 and limited >= 30 and probe,
+               "40 SYNCs naming unknown streams at nak_rate 5: %d NAKs, "
+               "drop_rate_limited %+d; a PROBE then %s" %
+               (len(naks), limited, "answered" if probe else "unanswered"))

@@ -14,12 +14,12 @@
 out=/tmp/mroce-hostile.txt
 
 setup_two_hosts
-for ip in 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6; do
+for ip in 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6 10.77.0.7; do
 	ip -n $NS_B addr add $ip/24 dev vb nodad
 done
 target_up
 ip netns exec $NS_B timeout 700 /usr/bin/python3 -u $COMP/hostile.py \
-	$IP_B $IP_A 4794 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6 > $out 2>&1
+	$IP_B $IP_A 4794 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6 10.77.0.7 > $out 2>&1
 rc=$?
 
 grep -E '^F[0-9]+ +(pass|fail)' $out > $out.checked

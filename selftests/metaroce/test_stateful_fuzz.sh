@@ -28,15 +28,7 @@
 #                  time bound)
 #   SFUZZ_ROUNDS   rounds (default 3)
 #   SFUZZ_CLASSES  only these classes (comma separated), for a bisect
-#   SFUZZ_SKIP     not these classes (comma separated); default
-#                  rresp_dup_poison: it resends, with poison, a READ
-#                  response segment it sent before, taking the target to
-#                  have it; when the target dropped that first copy (a
-#                  window a fuzzed PLW moved, say: seen under host load)
-#                  the poison is the first copy and is rightly placed.
-#                  Until the class waits for the target's ACK of the
-#                  segment, as psn_dup does, it fails runs falsely;
-#                  SFUZZ_SKIP= (empty) runs it
+#   SFUZZ_SKIP     not these classes (comma separated)
 #   SFUZZ_VERBOSE  1: progress on /dev/console (the VM's console log)
 #
 # The full million-packet run (make stateful-fuzz, about an hour in TCG):
@@ -46,7 +38,6 @@
 . "$(dirname "$0")/livelib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
-SFUZZ_SKIP=${SFUZZ_SKIP-rresp_dup_poison}
 COMP=$here/../compliance
 FUZZ=$here/../../tools/mrsfuzz
 TOTAL_S=${SFUZZ_SECONDS:-90}

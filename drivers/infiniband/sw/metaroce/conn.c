@@ -606,19 +606,61 @@ static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
 }
 
 /*
+ * Free the oldest half-open connection that a CONNECT made, with no local
+ * stream waiting on it: of the peer address peer, or of any when peer is
+ * NULL.  A CONNECT in an address's name costs nothing to send and its
+ * connection carries no data, so such connections must not hold the slots
+ * of max_half_open and max_conns_per_peer against the real owner of the
+ * address, whose connection is half-open for one round trip only (spec
+ * 16.3.1, 16.4).  True if one went.  conns_lock held.
+ */
+static bool mroce_connect_evict(struct mroce_dev *mdev,
+				const union ib_gid *local,
+				const union ib_gid *peer)
+{
+	struct mroce_conn *conn, *old = NULL;
+	bool gone;
+
+	list_for_each_entry(conn, &mdev->conns, list) {
+		if (!READ_ONCE(conn->half_open) || READ_ONCE(conn->streams) ||
+		    (peer && (memcmp(&conn->peer, peer, sizeof(*peer)) ||
+			      memcmp(&conn->local, local, sizeof(*local)))))
+			continue;
+		if (!old || ktime_before(conn->half_open_until,
+					 old->half_open_until))
+			old = conn;
+	}
+	if (!old)
+		return false;
+	spin_lock(&old->lock);
+	gone = old->half_open && !old->streams &&
+	       old->state != MROCE_CONN_TOMBSTONE;
+	if (gone) {
+		mroce_count(mdev, CONN_HALF_OPEN_EVICTED);
+		mroce_conn_tombstone(old);
+	}
+	spin_unlock(&old->lock);
+	return gone;
+}
+
+/*
  * May a CONNECT make a new connection (spec 16.4)?  0 if so; -EBUSY past
  * conn_rate_limit accepted CONNECTs this second (drop it silently);
- * -ENOSPC past max_conns or max_half_open (RESET RESOURCE).  conns_lock
- * held.
+ * -ENOSPC past max_conns (RESET RESOURCE).  At max_half_open or max_conns
+ * the oldest half-open connection goes instead, if there is one.
+ * conns_lock held.
  */
 static int mroce_connect_admit(struct mroce_dev *mdev)
 {
 	if (mroce_rate_full(&mdev->connect_rl, READ_ONCE(mroce_conn_rate_limit)))
 		return -EBUSY;
+	if (mroce_counter_sum(mdev, MROCE_CNT_CONN_HALF_OPEN) >=
+	    READ_ONCE(mroce_max_half_open) &&
+	    !mroce_connect_evict(mdev, NULL, NULL))
+		return -ENOSPC;
 	if (mroce_counter_sum(mdev, MROCE_CNT_CONN_ACTIVE) >=
-	    READ_ONCE(mroce_max_conns) ||
-	    mroce_counter_sum(mdev, MROCE_CNT_CONN_HALF_OPEN) >=
-	    READ_ONCE(mroce_max_half_open))
+	    READ_ONCE(mroce_max_conns) &&
+	    !mroce_connect_evict(mdev, NULL, NULL))
 		return -ENOSPC;
 	mdev->connect_rl.n++;
 	return 0;
@@ -658,6 +700,8 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	}
 	conn = mroce_connect_match(mdev, local, peer, bth, &full);
 	if (!conn) {
+		if (full && mroce_connect_evict(mdev, local, peer))
+			full = false;
 		err = full ? -ENOSPC : mroce_connect_admit(mdev);
 		if (!err) {
 			conn = mroce_conn_new(mdev, local, peer);

@@ -101,19 +101,27 @@ static void mroce_tx_runs_send(struct mroce_conn *conn,
 	runs->n = 0;
 }
 
-/* Add skb to its path's run, sending what cannot wait for more. */
+/*
+ * Add skb to its path's run of at most max packets, sending what cannot
+ * wait for more; with max 1, send it at once.
+ */
 static void mroce_tx_add(struct mroce_conn *conn, struct mroce_tx_runs *runs,
-			 struct sk_buff *skb)
+			 struct sk_buff *skb, u32 max)
 {
 	bool data = mroce_is_data_class(((struct mroce_bth *)skb->data)->type);
-	u32 max = READ_ONCE(mroce_tx_batch_pkts), i;
 	__be16 sport = mroce_cb(skb)->sport ?: conn->hs_sport;
 	u8 p = mroce_cb(skb)->plane;
 	struct mroce_tx_run *r;
+	u32 i;
 
 	if (p >= MROCE_MAX_PLANES ||
 	    !(READ_ONCE(conn->planes_paired) & BIT(p)))
 		p = 0;
+	if (max == 1) {
+		mroce_xmit(conn->mdev, skb, p ? &conn->laddr[p] : &conn->local,
+			   p ? &conn->raddr[p] : &conn->peer, sport);
+		return;
+	}
 	for (i = 0; i < runs->n; i++)
 		if (runs->run[i].sport == sport && runs->run[i].plane == p)
 			break;
@@ -141,8 +149,6 @@ static void mroce_tx_add(struct mroce_conn *conn, struct mroce_tx_runs *runs,
 	r->data = data;
 	__skb_queue_tail(&r->q, skb);
 	r->len = skb->len;
-	if (max == 1)
-		mroce_tx_run_send(conn, r);
 }
 
 /*
@@ -161,13 +167,15 @@ static void mroce_tx_add(struct mroce_conn *conn, struct mroce_tx_runs *runs,
  * every transmit's own local_bh_enable() runs the backlog for the one
  * packet it just queued, and the receiver handles (and acknowledges)
  * packet by packet instead of in NAPI batches, at half the throughput.
- * Within a budget the packets go in runs per path (mroce_tx_add()).
+ * Within a budget the packets go in runs per path (mroce_tx_add()); each
+ * pass reads tx_batch_pkts once and sends its runs before it ends, so a
+ * change of the tunable never finds packets waiting in a run.
  */
 static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 {
 	struct mroce_tx_runs runs;
 	struct sk_buff *skb;
-	u32 sent = 0, i;
+	u32 sent = 0, i, max;
 	int cpu;
 
 	for (i = 0; i < MROCE_TX_RUNS; i++)
@@ -185,6 +193,7 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 			local_bh_enable();
 			return;
 		}
+		max = READ_ONCE(mroce_tx_batch_pkts);
 		while ((skb = skb_dequeue(&conn->txq))) {
 			if (++sent % MROCE_TX_BUDGET == 0) {
 				mroce_tx_runs_send(conn, &runs);
@@ -203,7 +212,7 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 					return;
 				}
 			}
-			mroce_tx_add(conn, &runs, skb);
+			mroce_tx_add(conn, &runs, skb, max);
 		}
 		mroce_tx_runs_send(conn, &runs);
 		if (sent)

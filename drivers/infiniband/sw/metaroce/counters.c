@@ -48,6 +48,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_CONN_ACTIVE] = { .name = "conn_active" },
 	[MROCE_CNT_CONN_HALF_OPEN] = { .name = "conn_half_open" },
 	[MROCE_CNT_CONN_HALF_OPEN_EXPIRED] = { .name = "conn_half_open_expired" },
+	[MROCE_CNT_CONN_HALF_OPEN_EVICTED] = { .name = "conn_half_open_evicted" },
 	[MROCE_CNT_CONN_ESTABLISHED] = { .name = "conn_established" },
 	[MROCE_CNT_CONN_CLOSED] = { .name = "conn_closed" },
 	[MROCE_CNT_CONN_FAILED] = { .name = "conn_failed" },

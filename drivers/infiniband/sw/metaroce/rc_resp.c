@@ -99,8 +99,8 @@ void mroce_nak_send(struct mroce_conn *conn, const struct sk_buff *in,
 	u8 code = n->code;
 
 	conn->ack_now = true;	/* MRC-ACK-006 rule 7 */
-	/* Per connection at most probe_reply_rate a second (spec 16.4). */
-	if (mroce_rate_full(&conn->nak_rl, READ_ONCE(mroce_probe_reply_rate))) {
+	/* Per connection at most nak_rate a second (spec 16.4). */
+	if (mroce_rate_full(&conn->nak_rl, READ_ONCE(mroce_nak_rate))) {
 		mroce_count(conn->mdev, DROP_RATE_LIMITED);
 		return;
 	}

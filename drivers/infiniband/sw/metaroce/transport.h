@@ -91,6 +91,7 @@ extern unsigned int mroce_max_half_open;
 extern unsigned int mroce_max_conns_per_peer;
 extern unsigned int mroce_conn_rate_limit;
 extern unsigned int mroce_probe_reply_rate;
+extern unsigned int mroce_nak_rate;
 extern unsigned int mroce_ctx_queue_mem_mb;
 
 /* Serial number arithmetic (spec 2.3): a - b as a signed distance. */

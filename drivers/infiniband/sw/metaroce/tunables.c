@@ -134,6 +134,7 @@ MROCE_TUNABLE(max_half_open, 256, 1, 65536, "Half-open connections per device");
 MROCE_TUNABLE(max_conns_per_peer, 4, 1, 64, "Connections per peer address");
 MROCE_TUNABLE(conn_rate_limit, 1000, 1, 1000000, "CONNECTs accepted per second per device");
 MROCE_TUNABLE(probe_reply_rate, 10000, 1, 1000000, "PROBE_REPLYs per second per connection");
+MROCE_TUNABLE(nak_rate, 10000, 1, 1000000, "NAKs per second per connection");
 MROCE_TUNABLE(ctx_queue_mem_mb, 1024, 1, 1048576, "Queue memory of one user context, MiB");
 
 /* Every tunable, in the order the metaroce tool lists them. */
@@ -186,6 +187,7 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_max_conns_per_peer,
 	&mroce_tun_conn_rate_limit,
 	&mroce_tun_probe_reply_rate,
+	&mroce_tun_nak_rate,
 	&mroce_tun_ctx_queue_mem_mb,
 };
 
