@@ -204,6 +204,7 @@ static struct {
 	u8 connect_pkt[MAXPKT];
 	int connect_len;
 	u32 our_cum0;		/* target's Cumulative PSN of our path 0 */
+	u32 plw0;		/* the highest PLW we put on path 0 */
 	int have_cum0;
 	int conn_dead;
 } g;
@@ -359,6 +360,16 @@ static int seqpkt(u8 *p, u8 type, const u8 *ext, int plen, u16 flags,
 static u32 segsz(u8 shift)
 {
 	return 256U << shift;
+}
+
+/*
+ * What the target's Cumulative PSN of our path 0 stays below: our next
+ * PSN, or the highest PLW a PROBE put on the path (probe may move it
+ * past our PSNs).
+ */
+static u32 top0(void)
+{
+	return sdiff(g.plw0, g.psn) > 0 ? g.plw0 : g.psn;
 }
 
 /* ---- per-class bookkeeping ------------------------------------------------ */
@@ -856,7 +867,12 @@ static int c_psn_window(u8 *p)
 	return reseal(p, n);
 }
 
-/* A PLW more than 65536 beyond the receiver's Cumulative PSN. */
+/*
+ * A PLW more than 65536 beyond the receiver's Cumulative PSN: beyond the
+ * highest PLW of ours, not only our next PSN (a PROBE may have moved the
+ * Cumulative PSN past it: a jump from there, accepted, would leave all
+ * our valid packets on path 0 out of window).
+ */
 static int c_plw_jump(u8 *p)
 {
 	int n = c_req_ssn_far(p);
@@ -864,7 +880,7 @@ static int c_plw_jump(u8 *p)
 
 	if (!n)
 		return 0;
-	plw = g.psn + 65537 + rn(0x7fff0000);
+	plw = top0() + 65537 + rn(0x7fff0000);
 	put32(p + 20, plw);
 	put32(p + 16, plw + rn(256));
 	return reseal(p, n);
@@ -1267,15 +1283,25 @@ static int c_sync(u8 *p)
 	return seal(p, hdr);
 }
 
-/* PROBE: payload without the MTU flag, too long, any PLW on any path. */
+/*
+ * PROBE: payload without the MTU flag, too long, any PLW on any path; on
+ * our path 0 at most PLW0_AHEAD past our next PSN: the target's
+ * Cumulative PSN then stays less than 65536 above our PSNs, so that our
+ * valid packets below it are late and go to the stream level (spec
+ * 7.3.2); 65536 below it or more they would be out of window, dropped
+ * (every READ response of the completion phase, seen).
+ */
+#define PLW0_AHEAD 60000
 static int c_probe(u8 *p)
 {
 	int plen = rn(3) ? (segsz(g.css) + 24 + rn(2) * (1 + rn(64))) : 0;
-	u32 plw = g.psn + (rn(2) ? 0 : rn(100000));
 	u8 id = rn(2) ? 1 + rn(62) : rn(256);
+	u32 plw = g.psn + (rn(2) ? 0 : rn(id ? 100000 : PLW0_AHEAD));
 
 	if (id == DUP_PATH || id == DUP2_PATH)
 		id = DUP2_PATH - 1;
+	if (!id && sdiff(plw, top0()) > 0)
+		g.plw0 = plw;
 	bth(p, T_PROBE, 48, plen, 0, id, plw, plw);
 	put32(p + 32, (u32)rnd());
 	p[36] = rn(2) ? 0x80 : rnd();
@@ -1910,6 +1936,7 @@ int main(int argc, char **argv)
 	crc_init();
 	if (load_state(state) || open_sockets())
 		return 1;
+	g.plw0 = g.psn;
 	printf("ready: %d QPs, PSN %u\n", g.nqp, g.psn);
 	fflush(stdout);
 
@@ -2041,6 +2068,11 @@ int main(int argc, char **argv)
 	printf("received %lu: %lu acks, %lu naks (%lu fatal), %lu probes, %lu syncs, %lu resets, %lu stream closes; %lu READs learnt\n",
 	       rx_pkts, rx_acks, rx_naks, rx_fatal_naks, rx_probes, rx_syncs,
 	       rx_resets, rx_closes, rx_learn_reads);
+	/*
+	 * The next round's PSNs continue above every PLW of ours: the
+	 * connection, and the target's receive state of path 0, remain.
+	 */
+	g.psn = top0();
 	printf("next own PSN %u\n", g.psn);
 	if (report) {
 		rf = fopen(report, "w");
