@@ -14,8 +14,13 @@
 
 #include "metaroce.h"
 
+/*
+ * A window's rights; LOCAL_WRITE is accepted among them and ignored, as
+ * mlx5 and rxe do (a window grants remote access only).
+ */
 #define METAROCE_MW_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-			    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED)
+			    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED | \
+			    IBV_ACCESS_LOCAL_WRITE)
 
 struct ibv_mw *metaroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {

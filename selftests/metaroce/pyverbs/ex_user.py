@@ -622,13 +622,15 @@ def t_qpex_errors(da, db):
 
 
 def t_rereg(da, db):
-    """ibv_rereg_mr: new translation, new access, new PD; the new keys
-    work for RDMA and the old ones no longer do."""
+    """ibv_rereg_mr: new access and new PD keep the lkey and rkey (as mlx5
+    and rxe: applications go on using the keys they exchanged); a new
+    translation, or write access added to pages pinned read-only, gives
+    new keys, and the old ones no longer work.  The keys work for RDMA."""
     a, b = ExHost(da), ExHost(db)
     qa, qb = a.qp(), b.qp()
     connect(a, qa, b, qb)
     target = MR(b.pd, 65536, e.IBV_ACCESS_LOCAL_WRITE)
-    old_rkey = target.rkey
+    old_rkey, old_lkey = target.rkey, target.lkey
 
     def write(rkey, addr, n=64, off=0):
         a.mr.write(bytes([n & 0xff]) * n, n, off)
@@ -647,15 +649,18 @@ def t_rereg(da, db):
     connect(a, qa, b, qb)
     target.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, b.pd, 0, 0,
                  e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
-    check(target.rkey != old_rkey, 'rereg kept the rkey')
+    check(target.rkey == old_rkey and target.lkey == old_lkey,
+          'access rereg changed the keys: rkey %#x -> %#x' %
+          (old_rkey, target.rkey))
     wc = write(target.rkey, target.buf + 100, 77)
     check(wc.status == e.IBV_WC_SUCCESS, 'write after rereg: status %d' %
           wc.status)
     check(target.read(77, 100) == bytes([77]) * 77, 'written data')
 
-    # New translation: another buffer of the same MR object.
+    # New translation: another buffer of the same MR object, new keys.
     other = MR(b.pd, 65536, e.IBV_ACCESS_LOCAL_WRITE)   # just memory
     target.rereg(e.IBV_REREG_MR_CHANGE_TRANSLATION, b.pd, other.buf, 4096, 0)
+    check(target.rkey != old_rkey, 'translation rereg kept the rkey')
     wc = write(target.rkey, other.buf + 8, 99)
     check(wc.status == e.IBV_WC_SUCCESS, 'write to the new range: %d' %
           wc.status)
@@ -665,20 +670,34 @@ def t_rereg(da, db):
     check(wc.status == e.IBV_WC_REM_ACCESS_ERR,
           'write past the new length: status %d' % wc.status)
 
-    # New PD: the QP's PD no longer matches, so access fails.
+    # New PD: keys kept; the QP's PD no longer matches, so access fails.
     qa, qb = a.qp(), b.qp()
     connect(a, qa, b, qb)
     pd2 = PD(b.ctx)
+    kept = target.rkey
     target.rereg(e.IBV_REREG_MR_CHANGE_PD, pd2, 0, 0, 0)
+    check(target.rkey == kept, 'PD rereg changed the rkey')
     wc = write(target.rkey, other.buf, 16)
     check(wc.status == e.IBV_WC_REM_ACCESS_ERR,
           'write through a QP of another PD: status %d' % wc.status)
-    # And the old key was dead all along.
+    # And the key from before the new translation is dead.
     qa, qb = a.qp(), b.qp()
     connect(a, qa, b, qb)
     wc = write(old_rkey, target.buf, 8)
     check(wc.status == e.IBV_WC_REM_ACCESS_ERR,
           'write with the key from before rereg: status %d' % wc.status)
+
+    # Pages pinned read-only, write access added: pinned again, new keys.
+    ro = MR(b.pd, 65536, e.IBV_ACCESS_REMOTE_READ)
+    ro_rkey = ro.rkey
+    ro.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, b.pd, 0, 0,
+             e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    check(ro.rkey != ro_rkey, 'write access on read-only pages kept the rkey')
+    qa, qb = a.qp(), b.qp()
+    connect(a, qa, b, qb)
+    wc = write(ro.rkey, ro.buf + 40, 33)
+    check(wc.status == e.IBV_WC_SUCCESS and ro.read(33, 40) == bytes([33]) * 33,
+          'write after making read-only pages writable: status %d' % wc.status)
 
 
 if __name__ == '__main__':

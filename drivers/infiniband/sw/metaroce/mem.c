@@ -131,7 +131,7 @@ static int mroce_mr_check_do(struct mroce_qp *qp, struct mroce_mr *mr,
 		return 1;
 	if (mr->ibmr.pd != qp->ibqp.pd)
 		return 2;
-	if ((mr->access & access) != access)
+	if ((READ_ONCE(mr->access) & access) != access)
 		return 3;
 	if (va < mr->iova || va + len < va || va + len - mr->iova > mr->length)
 		return 4;

@@ -163,10 +163,26 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /*
- * ibv_rereg_mr(): register afresh with what changes and what stays, and
- * hand the core the new MR, which then destroys the old one.  The keys
- * change, as a re-registration may do (IBA 11.2.8.4).  Not while memory
- * windows are bound to the MR: the core deregisters the old one.
+ * Can a re-registration keep the MR, and its keys?  When it changes only
+ * the access rights or the PD, unless it adds write access to pages
+ * pinned read-only (those must be pinned again).
+ */
+static bool mroce_rereg_in_place(const struct mroce_mr *mr, int flags,
+				 int access)
+{
+	if (flags & IB_MR_REREG_TRANS)
+		return false;
+	return !(flags & IB_MR_REREG_ACCESS) || mr->umem->writable ||
+	       !ib_access_writable(access);
+}
+
+/*
+ * ibv_rereg_mr().  Rights or PD only: in place, the lkey and rkey kept,
+ * as mlx5 and rxe keep them (applications go on using the keys they
+ * exchanged); the core moves the MR to the new PD.  Otherwise register
+ * afresh with what changes and what stays, and hand the core the new MR,
+ * which then destroys the old one: the keys change, as a re-registration
+ * may do (IBA 11.2.8.4).  Not while memory windows are bound to the MR.
  */
 struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
@@ -177,6 +193,17 @@ struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 
 	if (mr->type != MROCE_MR_USER || mroce_mw_mr_close(mr))
 		return ERR_PTR(-EINVAL);
+	if ((flags & IB_MR_REREG_ACCESS) &&
+	    (access & ~MROCE_MR_ACCESS_SUPPORTED)) {
+		mroce_mw_mr_reopen(mr);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (mroce_rereg_in_place(mr, flags, access)) {
+		if (flags & IB_MR_REREG_ACCESS)
+			WRITE_ONCE(mr->access, access);
+		mroce_mw_mr_reopen(mr);
+		return NULL;
+	}
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = mr->umem->address;
 		length = mr->length;

@@ -15,10 +15,14 @@
 #include "verbs.h"
 
 #define MROCE_MW_INDEX_MAX	((1U << 24) - 1)
+/*
+ * A window's rights as a bind may give them; LOCAL_WRITE is accepted and
+ * ignored, as mlx5 and rxe do (a window grants remote access only).
+ */
 #define MROCE_MW_ACCESS		(IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
-				 IB_ZERO_BASED)
+				 IB_ZERO_BASED | IB_ACCESS_LOCAL_WRITE)
 
 int mroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
@@ -188,7 +192,8 @@ enum ib_wc_status mroce_bind_mw(struct mroce_qp *qp,
 	if (mr) {
 		mw->mr = mr;
 		mr->num_mw++;
-		mw->access = b->access & ~IB_ZERO_BASED;
+		mw->access = b->access &
+			     ~(IB_ZERO_BASED | IB_ACCESS_LOCAL_WRITE);
 		mw->va = b->access & IB_ZERO_BASED ? 0 : b->addr;
 		mw->length = b->length;
 		mw->mr_va = b->addr;
