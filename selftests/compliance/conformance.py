@@ -404,6 +404,14 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
         record("MRC-ERR-001", n is not None and n["code"] == m.NAK_INVALID_REQUEST and
                n["detail"] == 2, "misaligned atomic: NAK %s" % ((n and (n["code"], n["detail"])),))
 
+    def recv_statuses(self, q, n, wait=3.0):
+        """The statuses of q's first n receive completions (fewer if they
+        do not come within wait seconds)."""
+        w, end = [], time.monotonic() + wait
+        while len(w) < n and time.monotonic() < end:
+            w += self.wcs(q, 0.5, "rcq")
+        return [x["status"] for x in w]
+
     def t_rnr_length_seq(self):
         q = self.new_qp(recvs=0)
         self.send(q, m.T_SEND, self.sx(q, 0, 0, 64), b"r" * 64)
@@ -413,8 +421,24 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
         q = self.new_qp(recvs=2, recv_len=256)
         self.send(q, m.T_SEND, self.sx(q, 0, 0, 512, 0), b"l" * 512, flags=m.F_AR | m.F_LAST)
         n = self.nak_for(q)
-        record("MRC-PLC-014 MRC-ERR-001", n is not None and n["code"] == m.NAK_LENGTH,
-               "512-byte SEND into a 256-byte receive: NAK %s" % ((n and n["code"]),))
+        st = self.recv_statuses(q, 2)
+        record("MRC-PLC-014 MRC-ERR-001 MRC-ERR-005",
+               n is not None and n["code"] == m.NAK_LENGTH and st == [1, 5],
+               "512-byte SEND into a 256-byte receive: NAK %s, receive completions %s "
+               "(want LOC_LEN_ERR 1, then FLUSH 5)" % ((n and n["code"]), st))
+        # A receive whose L_Key names no MR: NAK REMOTE_OPERATIONAL detail
+        # 1, that receive completes with LOC_PROT_ERR, not a flush.
+        q = self.new_qp(recvs=0)
+        self.a("post_recv", qpn=q["qpn"], n=2, bad_lkey=True)
+        self.send(q, m.T_SEND, self.sx(q, 0, 0, 16, 0), b"k" * 16, flags=m.F_AR | m.F_LAST)
+        n = self.nak_for(q)
+        st = self.recv_statuses(q, 2)
+        record("MRC-PLC-015 MRC-ERR-005",
+               n is not None and (n["code"], n["detail"]) == (m.NAK_REMOTE_OP, 1) and
+               st == [4, 5],
+               "SEND into a receive with a bad L_Key: NAK %s, receive completions %s "
+               "(want LOC_PROT_ERR 4, then FLUSH 5)" %
+               ((n and (n["code"], n["detail"])), st))
         q = self.new_qp()
         self.send(q, m.T_SEND, self.sx(q, 5000000, 0, 16), b"s" * 16)
         n = self.nak_for(q)

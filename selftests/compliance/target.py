@@ -12,7 +12,7 @@ Requests ({"op": ...}):
             -> qpn, rkey, va, len, recv_va, gid
   read      qpn, off, len          -> hex of the QP's MR bytes
   fill      qpn, off, len, byte    set MR bytes
-  post_recv qpn, n, [len]
+  post_recv qpn, n, [len, bad_lkey]
   poll      qpn                    -> completions (both CQs)
   post_send qpn, opcode (send|write|read|send_imm|write_imm|fetch_add|
             cmp_swp), len, [rkey, va, off, imm, solicited, fence,
@@ -152,14 +152,16 @@ class Target:
         mr.write(bytes([byte]) * len, len, off)
         return {}
 
-    def op_post_recv(self, qpn, n, len=None):
+    def op_post_recv(self, qpn, n, len=None, bad_lkey=False):
+        """n receives; bad_lkey: with an L_Key no MR has."""
         q = self.qps[qpn]
         ln = len or q["recv_len"]
+        lkey = q["rmr"].lkey ^ (0x5a00 if bad_lkey else 0)
         for _ in range(n):
             i = q["nrecv"]
             q["nrecv"] += 1
             off = (i % 16) * q["recv_len"]
-            sge = SGE(q["rmr"].buf + off, ln, q["rmr"].lkey)
+            sge = SGE(q["rmr"].buf + off, ln, lkey)
             q["qp"].post_recv(RecvWR(wr_id=i, num_sge=1, sg=[sge]))
         return {}
 

@@ -180,6 +180,13 @@ KV_A=la
 KV_B=lb
 KV_IP_A=$IP_A
 KV_IP_B=$IP_B
+# debug_kernel: true under the debug kernel of make check-debug (KASAN,
+# lockdep, kmemleak under TCG: several times slower), for tests whose
+# timers must grow with it.
+debug_kernel() {
+	case $(uname -r) in *-mroce-debug) return 0 ;; esac
+	return 1
+}
 kverbs() {
 	local tests=$1
 	shift

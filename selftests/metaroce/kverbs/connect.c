@@ -28,7 +28,7 @@ void kv_rc_attr_default(struct kv_rc_attr *rca)
 {
 	rca->rnr_retry = 7;
 	rca->min_rnr_timer = IB_RNR_TIMER_000_64;
-	rca->timeout = 14;
+	rca->timeout = clamp(kv_qp_timeout, 1U, 31U);
 	rca->retry_cnt = 7;
 }
 

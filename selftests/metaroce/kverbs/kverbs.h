@@ -170,6 +170,7 @@ int kv_rc_pair_default(struct kv_test *t, struct kv_ep *a, struct kv_ep *b);
 /* connect.c: addressing and QP state transitions */
 void kv_ah_attr(struct rdma_ah_attr *ah, const struct kv_dev *src,
 		const struct kv_dev *dst);
+extern unsigned int kv_qp_timeout;
 void kv_rc_attr_default(struct kv_rc_attr *rca);
 int kv_modify(struct kv_test *t, struct kv_ep *ep, struct ib_qp_attr *attr,
 	      int mask, const char *what);

@@ -35,6 +35,9 @@ MODULE_PARM_DESC(size, "message size in bytes, 1 to 1048576 (default 4096)");
 static unsigned int iters = 256;
 module_param(iters, uint, 0444);
 MODULE_PARM_DESC(iters, "messages in rc_many (default 256)");
+unsigned int kv_qp_timeout = 14;
+module_param_named(qp_timeout, kv_qp_timeout, uint, 0444);
+MODULE_PARM_DESC(qp_timeout, "RC QPs' timeout, 1 to 31 (default 14: 67 ms)");
 
 struct kv_case {
 	const char *name;

@@ -245,6 +245,32 @@ def t_solicited(da, db):
         b.rcq.ack_events(1)
 
 
+def t_recv_lkey(da, db):
+    """MRC-PLC-015, MRC-ERR-005: a SEND that meets a receive WQE whose
+    L_Key is no longer valid (its MR deregistered): the receive completes
+    with IB_WC_LOC_PROT_ERR, the next one is flushed, and the SEND
+    completes with IB_WC_REM_OP_ERR, as on InfiniBand; no byte lands."""
+    a, b, qa, qb = pair(da, db)
+    gone = MR(b.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    gone.write(b'\x33' * 4096, 4096)
+    post_recv(qb, gone, 20, 0, 4096)
+    post_recv(qb, b.mr, 21, 0, 4096)
+    gone.close()
+    a.mr.write(b'\x44' * 256, 256)
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_SEND, num_sge=1,
+                sg=[SGE(a.mr.buf, 256, a.mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    qa.post_send(wr)
+    swc = poll(a.scq, 1)[0]
+    rwc = poll(b.rcq, 2)
+    check(swc.status == e.IBV_WC_REM_OP_ERR,
+          'SEND: status %d, not REM_OP_ERR' % swc.status)
+    check([(w.wr_id, w.status) for w in rwc] ==
+          [(20, e.IBV_WC_LOC_PROT_ERR), (21, e.IBV_WC_WR_FLUSH_ERR)],
+          'receives: %s' % [(w.wr_id, w.status) for w in rwc])
+    check(b.mr.read(256, 0) != b'\x44' * 256, 'the SEND landed in a receive')
+
+
 def t_rkeys(da, db):
     """MRC-SEC-002: the key part (low 8 bits) of the R_Keys of 32
     registrations of one buffer is not a counter and changes with each
@@ -329,4 +355,4 @@ def t_qmem(da, db):
 if __name__ == '__main__':
     main({'attrs': t_attrs, 'inline': t_inline, 'sge': t_sge,
           'rd_atomic0': t_rd_atomic0, 'solicited': t_solicited,
-          'rkeys': t_rkeys, 'qmem': t_qmem})
+          'rkeys': t_rkeys, 'qmem': t_qmem, 'recv_lkey': t_recv_lkey})

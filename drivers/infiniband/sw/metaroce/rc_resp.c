@@ -589,6 +589,39 @@ static bool mroce_place_srq(struct mroce_conn *conn, struct mroce_qp *qp,
 	return true;
 }
 
+/*
+ * A SEND failed at its receive WQE, that of message msn: complete the WQE
+ * with status (IB_WC_LOC_LEN_ERR: too short; IB_WC_LOC_PROT_ERR: an L_Key
+ * or address the WQE may not use), as InfiniBand does, before the QP's
+ * error state flushes the rest.  Receive completions keep the order of
+ * the WQEs: older ones, whose messages have not completed (they may
+ * arrive after a later one), are flushed first.  Caller holds rq.lock.
+ */
+static void mroce_rq_fail(struct mroce_qp *qp, u32 msn,
+			  enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = MROCE_PORT,
+	};
+	u32 k = msn - qp->stream.recv_msn;
+
+	if (k >= mroce_rq_posted(qp))
+		return;
+	while (mroce_rq_peek(qp, &qp->rq_scratch)) {
+		wc.wr_id = qp->rq_scratch.wr_id;
+		if (!k--)
+			wc.status = status;
+		mroce_rq_complete(qp, &wc, false);
+		qp->stream.recv_msn++;
+		if (wc.status == status)
+			break;
+	}
+}
+
 /* Place a WRITE or SEND segment; false if the message failed. */
 static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
 			struct mroce_tracker *t, const struct sk_buff *skb,
@@ -634,12 +667,15 @@ static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
 		return false;	/* RNR: handled by the caller */
 	}
 	if (mroce_sgl_len(wqe->sge, wqe->num_sge) < t->msg_len) {
+		mroce_rq_fail(qp, t->msn, IB_WC_LOC_LEN_ERR);
 		spin_unlock_irqrestore(&qp->rq.lock, flags);
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_LENGTH, 0, 0, q);
 		return false;
 	}
 	err = mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, off, payload, plen,
 			     true);
+	if (err)
+		mroce_rq_fail(qp, t->msn, IB_WC_LOC_PROT_ERR);
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	if (err)
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_REMOTE_OP, 1, 0, q);
