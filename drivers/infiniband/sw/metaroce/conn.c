@@ -644,23 +644,29 @@ static bool mroce_connect_evict(struct mroce_dev *mdev,
 }
 
 /*
- * May a CONNECT make a new connection (spec 16.4)?  0 if so; -EBUSY past
- * conn_rate_limit accepted CONNECTs this second (drop it silently);
- * -ENOSPC past max_conns (RESET RESOURCE).  At max_half_open or max_conns
- * the oldest half-open connection goes instead, if there is one.
+ * May a CONNECT from peer make a new connection (spec 16.4)?  0 if so;
+ * -EBUSY past conn_rate_limit accepted CONNECTs this second (drop it
+ * silently); -ENOSPC at max_conns_per_peer (full), max_half_open or
+ * max_conns (RESET RESOURCE).  At a limit the oldest half-open connection
+ * goes instead, if there is one, and only for a CONNECT whose CX is valid
+ * (evict) and within the rate: one that will make its connection.
  * conns_lock held.
  */
-static int mroce_connect_admit(struct mroce_dev *mdev)
+static int mroce_connect_admit(struct mroce_dev *mdev,
+			       const union ib_gid *local,
+			       const union ib_gid *peer, bool full, bool evict)
 {
 	if (mroce_rate_full(&mdev->connect_rl, READ_ONCE(mroce_conn_rate_limit)))
 		return -EBUSY;
+	if (full && !(evict && mroce_connect_evict(mdev, local, peer)))
+		return -ENOSPC;
 	if (mroce_counter_sum(mdev, MROCE_CNT_CONN_HALF_OPEN) >=
 	    READ_ONCE(mroce_max_half_open) &&
-	    !mroce_connect_evict(mdev, NULL, NULL))
+	    !(evict && mroce_connect_evict(mdev, NULL, NULL)))
 		return -ENOSPC;
 	if (mroce_counter_sum(mdev, MROCE_CNT_CONN_ACTIVE) >=
 	    READ_ONCE(mroce_max_conns) &&
-	    !mroce_connect_evict(mdev, NULL, NULL))
+	    !(evict && mroce_connect_evict(mdev, NULL, NULL)))
 		return -ENOSPC;
 	mdev->connect_rl.n++;
 	return 0;
@@ -700,9 +706,8 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 	}
 	conn = mroce_connect_match(mdev, local, peer, bth, &full);
 	if (!conn) {
-		if (full && mroce_connect_evict(mdev, local, peer))
-			full = false;
-		err = full ? -ENOSPC : mroce_connect_admit(mdev);
+		err = mroce_connect_admit(mdev, local, peer, full,
+					  mroce_cx_ok(cx));
 		if (!err) {
 			conn = mroce_conn_new(mdev, local, peer);
 			if (!conn)

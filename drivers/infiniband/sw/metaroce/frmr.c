@@ -100,7 +100,8 @@ static struct mroce_mr *mroce_frmr_find(struct mroce_qp *qp, u32 key)
 	struct mroce_dev *mdev = to_mdev(qp->ibqp.device);
 	struct mroce_mr *mr = xa_load(&mdev->mr_xa, key >> 8);
 
-	if (!mr || mr->type != MROCE_MR_FAST || mr->ibmr.pd != qp->ibqp.pd)
+	if (!mr || mr->type != MROCE_MR_FAST ||
+	    READ_ONCE(mr->ibmr.pd) != qp->ibqp.pd)
 		return NULL;
 	return mr;
 }

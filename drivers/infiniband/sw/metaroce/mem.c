@@ -129,7 +129,7 @@ static int mroce_mr_check_do(struct mroce_qp *qp, struct mroce_mr *mr,
 {
 	if (!mr->valid || mr->key != key)
 		return 1;
-	if (mr->ibmr.pd != qp->ibqp.pd)
+	if (READ_ONCE(mr->ibmr.pd) != qp->ibqp.pd)
 		return 2;
 	if ((READ_ONCE(mr->access) & access) != access)
 		return 3;

@@ -199,6 +199,12 @@ struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 	if (mroce_rereg_in_place(mr, flags, access)) {
+		/*
+		 * The PD too, before binds may come again (the core stores
+		 * the same): no window of the old PD may bind to it.
+		 */
+		if (flags & IB_MR_REREG_PD)
+			WRITE_ONCE(mr->ibmr.pd, pd);
 		if (flags & IB_MR_REREG_ACCESS)
 			WRITE_ONCE(mr->access, access);
 		mroce_mw_mr_reopen(mr);

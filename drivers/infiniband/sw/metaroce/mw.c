@@ -125,7 +125,7 @@ static struct mroce_mr *mroce_bind_mr(struct mroce_qp *qp,
 
 	/* Only user MRs: they never change while a window is bound. */
 	if (!mr || mr->type != MROCE_MR_USER || mr->key != b->mr_lkey ||
-	    mr->mw_closed || mr->ibmr.pd != qp->ibqp.pd)
+	    mr->mw_closed || READ_ONCE(mr->ibmr.pd) != qp->ibqp.pd)
 		return NULL;
 	if (!(mr->access & IB_ACCESS_MW_BIND))
 		return NULL;

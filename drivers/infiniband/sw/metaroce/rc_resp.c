@@ -404,6 +404,12 @@ static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 	u32 before = st->completed_ssn;
 	struct mroce_tracker *t;
 
+	/*
+	 * A QP in the error state executes and delivers nothing more: its
+	 * receive WQEs were completed in error or flushed (mroce_rq_fail()).
+	 */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		return;
 	for (;;) {
 		t = xa_load(&conn->trackers, mroce_tkey(qpn, st->completed_ssn + 1));
 		if (!t || !t->complete || t->failed)
@@ -594,8 +600,9 @@ static bool mroce_place_srq(struct mroce_conn *conn, struct mroce_qp *qp,
  * with status (IB_WC_LOC_LEN_ERR: too short; IB_WC_LOC_PROT_ERR: an L_Key
  * or address the WQE may not use), as InfiniBand does, before the QP's
  * error state flushes the rest.  Receive completions keep the order of
- * the WQEs: older ones, whose messages have not completed (they may
- * arrive after a later one), are flushed first.  Caller holds rq.lock.
+ * the WQEs: older ones, whose messages have not been delivered (not
+ * complete, or complete behind one that is not: they may arrive after a
+ * later one), are flushed first.  Caller holds rq.lock.
  */
 static void mroce_rq_fail(struct mroce_qp *qp, u32 msn,
 			  enum ib_wc_status status)
