@@ -12,6 +12,9 @@
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
+#include "cc.h"
+#include "conn.h"
+#include "path.h"
 
 #define MROCE_ALPHA_ONE		BIT(16)
 

@@ -8,6 +8,12 @@
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
+#include "close.h"
+#include "conn.h"
+#include "lifecycle.h"
+#include "path.h"
+#include "rc_req.h"
+#include "rc_resp.h"
 
 /*
  * Send qp's one STREAM_CLOSE (MRC-CONN-034, 036): SX with the QPNs and our

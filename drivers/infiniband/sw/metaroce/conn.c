@@ -17,6 +17,18 @@
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
+#include "cc.h"
+#include "close.h"
+#include "conn.h"
+#include "conn_tx.h"
+#include "lifecycle.h"
+#include "loss.h"
+#include "path.h"
+#include "rc_req.h"
+#include "rc_resp.h"
+#include "reset.h"
+#include "rxpath.h"
+#include "sync.h"
 
 static u8 mroce_mtu_shift(enum ib_mtu mtu)
 {

@@ -9,6 +9,7 @@
 #include "mroce.h"
 #include "net.h"
 #include "transport.h"
+#include "conn_tx.h"
 
 /*
  * Hand the packets built under conn->lock to the connection's transmit

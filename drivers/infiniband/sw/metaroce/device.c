@@ -13,6 +13,7 @@
 #include "mroce.h"
 #include "transport.h"
 #include "verbs.h"
+#include "lifecycle.h"
 
 /*
  * Every registered (or registering) MetaRoCE device.  Readers (the netdev

@@ -11,6 +11,14 @@
 #include "transport.h"
 #include "verbs.h"
 #include "trace.h"
+#include "cc.h"
+#include "conn.h"
+#include "loss.h"
+#include "path.h"
+#include "rc_req.h"
+#include "rdctx.h"
+#include "segwin.h"
+#include "sync.h"
 
 struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
 {

@@ -8,6 +8,7 @@
 
 #include "mroce.h"
 #include "transport.h"
+#include "conn.h"
 
 static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 			      void *ptr)

@@ -15,6 +15,7 @@
 #include "netlink.h"
 #include "transport.h"
 #include "tunables.h"
+#include "loss.h"
 
 static struct genl_family mroce_nl_family;
 

@@ -13,6 +13,11 @@
 #include "transport.h"
 #include "verbs.h"
 #include "trace.h"
+#include "cc.h"
+#include "conn.h"
+#include "loss.h"
+#include "path.h"
+#include "rc_req.h"
 
 /* Maximum packet bytes: a full segment and the largest overhead (12.2.1). */
 u32 mroce_mpb(const struct mroce_conn *conn)

@@ -15,6 +15,7 @@
 
 #include "mroce.h"
 #include "transport.h"
+#include "conn.h"
 
 /* The plane index of ndev on mdev: 0 for its own netdev, -1 for none. */
 int mroce_plane_of(struct mroce_dev *mdev, const struct net_device *ndev)

@@ -5,6 +5,7 @@
  * context; the send worker does the sending.
  */
 #include "verbs.h"
+#include "rc_resp.h"
 
 static int mroce_check_send_wr(struct mroce_qp *qp,
 			       const struct ib_send_wr *wr, u32 *inline_len)

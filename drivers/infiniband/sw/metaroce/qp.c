@@ -7,6 +7,9 @@
 
 #include "transport.h"
 #include "verbs.h"
+#include "conn.h"
+#include "lifecycle.h"
+#include "rc_req.h"
 
 #define MROCE_QPN_MIN		16
 #define MROCE_QPN_MAX		((1U << 24) - 1)

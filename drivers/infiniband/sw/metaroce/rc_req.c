@@ -11,6 +11,17 @@
 
 #include "transport.h"
 #include "verbs.h"
+#include "close.h"
+#include "conn.h"
+#include "conn_tx.h"
+#include "lifecycle.h"
+#include "path.h"
+#include "rc_req.h"
+#include "rc_resp.h"
+#include "rdctx.h"
+#include "rxpath.h"
+#include "segwin.h"
+#include "sync.h"
 
 static struct mroce_send_wqe *mroce_shadow(struct mroce_qp *qp, u32 idx)
 {

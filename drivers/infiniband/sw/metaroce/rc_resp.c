@@ -9,6 +9,15 @@
 
 #include "transport.h"
 #include "verbs.h"
+#include "conn.h"
+#include "conn_tx.h"
+#include "lifecycle.h"
+#include "path.h"
+#include "rc_resp.h"
+#include "rdctx.h"
+#include "rxpath.h"
+#include "segwin.h"
+#include "sync.h"
 
 static unsigned long mroce_tkey(u32 qpn, u32 ssn)
 {

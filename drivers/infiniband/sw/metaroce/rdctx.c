@@ -9,6 +9,7 @@
  */
 #include "transport.h"
 #include "verbs.h"
+#include "rdctx.h"
 
 /* A free context of qp's stream if it may take one more, else NULL. */
 struct mroce_rdctx *mroce_rdctx_free(struct mroce_qp *qp)

@@ -9,6 +9,9 @@
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
+#include "conn.h"
+#include "lifecycle.h"
+#include "reset.h"
 
 #define MROCE_RSX_LEN	(sizeof(struct mroce_bth) + sizeof(struct mroce_rsx))
 

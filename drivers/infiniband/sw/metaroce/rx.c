@@ -17,6 +17,7 @@
 #include "transport.h"
 #include "verbs.h"
 #include "wire.h"
+#include "conn.h"
 
 /* The device that owns the packet's destination address, referenced. */
 static struct mroce_dev *mroce_rx_device(struct sock *sk, struct sk_buff *skb)

@@ -9,6 +9,10 @@
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
+#include "cc.h"
+#include "conn.h"
+#include "rxpath.h"
+#include "sync.h"
 
 static void mroce_rxpath_advance(struct mroce_rxpath *rx, u32 n)
 {

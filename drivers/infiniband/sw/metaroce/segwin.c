@@ -10,6 +10,8 @@
  */
 #include "transport.h"
 #include "verbs.h"
+#include "rdctx.h"
+#include "segwin.h"
 
 void mroce_segwin_start(struct mroce_segwin *sw, u32 ssn)
 {

@@ -10,6 +10,11 @@
 #include "net.h"
 #include "transport.h"
 #include "verbs.h"
+#include "conn.h"
+#include "rc_req.h"
+#include "rc_resp.h"
+#include "rxpath.h"
+#include "sync.h"
 
 #define MROCE_SR_REPEAT		2	/* ACKs that carry an advanced record */
 #define MROCE_ACK_MAX_SR	58	/* records per ACK (MRC-HDR-015) */

@@ -13,7 +13,7 @@
 #include <linux/tracepoint.h>
 
 #include "mroce.h"
-#include "transport.h"
+#include "loss.h"
 
 #define MROCE_TP_PATH_ARGS \
 	TP_PROTO(const struct mroce_conn *conn, const struct mroce_path *path)

@@ -6,6 +6,12 @@
  * Locking: everything of a connection, its paths, and the transport state
  * of every stream on it, is under conn->lock (a BH lock).  Packets built
  * under the lock are queued on a list and sent after it is dropped.
+ *
+ * This header holds the types the roles share.  Each role's functions are
+ * declared in the header named after its file (conn.h, conn_tx.h,
+ * lifecycle.h, close.h, reset.h, path.h, loss.h, cc.h, rxpath.h, rc_req.h,
+ * rc_resp.h, rdctx.h, segwin.h, sync.h): a file includes the headers of
+ * the roles it calls, so its include list is its dependency list.
  */
 #ifndef MROCE_TRANSPORT_H
 #define MROCE_TRANSPORT_H
@@ -497,176 +503,6 @@ struct mroce_stream {
 	ktime_t nak_at;			/* last NAK to the failed stream */
 };
 
-/* conn.c */
-int mroce_conn_attach(struct mroce_qp *qp);
-void mroce_conn_detach(struct mroce_qp *qp, u8 reason);
-void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
-void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q);
-void mroce_conn_xmit(struct mroce_conn *conn);
-void mroce_conn_tx_init(struct mroce_conn *conn);
-struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
-				     u32 ext_len, u32 payload_len);
-void mroce_conn_arm_timer(struct mroce_conn *conn);
-
-void mroce_conn_wake_at(struct mroce_conn *conn, ktime_t when);
-void mroce_conn_pair_planes(struct mroce_conn *conn);
-void mroce_conns_plane_event(struct mroce_dev *mdev, int plane, bool up,
-			     bool removed);
-void mroce_conns_plane_added(struct mroce_dev *mdev, int plane);
-
-/* lifecycle.c: failure, tombstones, references (spec 6.2, 6.7.4, 6.8) */
-struct mroce_conn *mroce_stream_conn_get(struct mroce_qp *qp);
-void mroce_conn_put(struct mroce_conn *conn);
-void mroce_conn_free(struct mroce_conn *conn);
-void mroce_conns_destroy(struct mroce_dev *mdev);
-void mroce_conn_init_life(struct mroce_conn *conn);
-void mroce_conn_fail(struct mroce_conn *conn);
-void mroce_conn_tombstone(struct mroce_conn *conn);
-void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
-			  struct sk_buff_head *q);
-ktime_t mroce_conn_life_next(struct mroce_conn *conn);
-void mroce_conn_idle_check(struct mroce_conn *conn);
-void mroce_stream_unlink(struct mroce_conn *conn, struct mroce_qp *qp);
-bool mroce_stomb_nak_ok(struct mroce_conn *conn, u32 lqpn, u32 pqpn);
-
-/* close.c: STREAM_CLOSE and CONN_CLOSE (spec 6.5.4, 6.6) */
-void mroce_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
-			u8 reason, struct sk_buff_head *q);
-void mroce_stream_failed(struct mroce_qp *qp);
-void mroce_rx_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
-			   struct sk_buff *skb);
-bool mroce_stream_close_hdr_ok(const struct mroce_bth *bth);
-void mroce_conn_close_send(struct mroce_conn *conn, u8 op,
-			   struct sk_buff_head *q);
-void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
-			 struct sk_buff_head *q);
-
-/* reset.c: RESET (spec 6.7) */
-void mroce_conn_half_open_start(struct mroce_conn *conn);
-void mroce_conn_half_open_end(struct mroce_conn *conn);
-void mroce_conn_confirm_probe(struct mroce_conn *conn, ktime_t now,
-			      struct sk_buff_head *q);
-void mroce_conn_restart_check(struct mroce_conn *conn);
-void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
-			   const union ib_gid *local,
-			   const union ib_gid *peer, u8 reason, u16 retry_ms);
-void mroce_conn_resend_connect(struct mroce_conn *conn, struct sk_buff_head *q);
-u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
-		   struct sk_buff_head *q);
-
-/* path.c: sender paths, their states, probes and the choice of path */
-int mroce_paths_create(struct mroce_conn *conn);
-void mroce_path_confirm(struct mroce_conn *conn, struct sk_buff_head *q);
-u32 mroce_path_check_alive(struct mroce_conn *conn, struct sk_buff_head *q);
-void mroce_paths_free(struct mroce_conn *conn);
-bool mroce_path_has_room(struct mroce_conn *conn);
-void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
-		     struct sk_buff_head *q);
-void mroce_path_timeout(struct mroce_conn *conn, ktime_t now,
-			struct sk_buff_head *q);
-ktime_t mroce_path_next_event(struct mroce_conn *conn);
-void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp);
-void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
-			       struct sk_buff_head *q);
-void mroce_paths_plane_down(struct mroce_conn *conn, int plane, bool removed,
-			    struct sk_buff_head *q);
-void mroce_paths_plane_up(struct mroce_conn *conn, int plane,
-			  struct sk_buff_head *q);
-int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
-			  struct sk_buff_head *q);
-__be16 mroce_pick_sport(const struct mroce_conn *conn,
-			const struct mroce_path *path);
-u32 mroce_mpb(const struct mroce_conn *conn);
-u32 mroce_charge(const struct mroce_conn *conn, const struct mroce_txrec *rec);
-void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
-		       u8 tries, u8 from, struct sk_buff_head *q);
-void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q);
-void mroce_retx_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp);
-
-/* loss.c: acknowledgements at the sender, loss detection, resending */
-void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
-		       struct sk_buff_head *q);
-bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
-			    const struct mroce_akx *akx, const u32 *probe_psn,
-			    struct sk_buff_head *q);
-void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
-			struct mroce_inflight *f, struct sk_buff_head *q);
-void mroce_declare_all_lost(struct mroce_conn *conn, struct mroce_path *path,
-			    struct sk_buff_head *q);
-void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f);
-void mroce_advance_plw(struct mroce_path *path);
-struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn);
-u32 mroce_reo_wnd(const struct mroce_path *path);
-void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,
-		      u32 r);
-void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
-		     const struct mroce_txrec *rec, u8 tries, u16 flags,
-		     struct sk_buff_head *q);
-
-/* cc.c: congestion control, pacing and the rate hint */
-void mroce_cc_path_init(struct mroce_conn *conn, struct mroce_path *path);
-void mroce_cc_path_restart(struct mroce_conn *conn, struct mroce_path *path);
-void mroce_cc_on_ack(struct mroce_conn *conn, struct mroce_path *path,
-		     u32 acked_bytes, u32 dce, u32 drx);
-void mroce_cc_on_loss(struct mroce_conn *conn, struct mroce_path *path);
-void mroce_cc_on_rto(struct mroce_conn *conn, struct mroce_path *path);
-bool mroce_cc_window_ok(const struct mroce_path *path, u32 charge);
-bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge);
-void mroce_cc_pace_charge(struct mroce_conn *conn, u32 charge);
-void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq);
-void mroce_cc_rx_count(struct mroce_conn *conn, const struct sk_buff *skb);
-u16 mroce_cc_rx_hint(struct mroce_conn *conn);
-u16 mroce_hint_encode(u64 kbps);
-u32 mroce_hint_decode(u16 hint);
-
-/* rxpath.c: receive state of the peer's paths, ACKs and probe replies */
-int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb);
-void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
-			 int class);
-void mroce_ack_unsolicited(struct mroce_conn *conn, u8 id,
-			   struct mroce_qp *qp, struct sk_buff_head *q);
-void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
-		    struct mroce_qp *qp, struct sk_buff_head *q);
-void mroce_stream_duplicate(struct mroce_conn *conn);
-void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
-			 struct mroce_qp *qp, struct sk_buff_head *q);
-void mroce_ack_tick(struct mroce_conn *conn, ktime_t now,
-		    struct sk_buff_head *q);
-void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
-		    struct sk_buff_head *q);
-void mroce_rxpaths_free(struct mroce_conn *conn);
-
-/* rc_req.c */
-void mroce_rc_send(struct mroce_qp *qp);
-void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q);
-void mroce_rc_rx_sr(struct mroce_conn *conn, const struct mroce_sr *sr);
-void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx);
-void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
-			  struct sk_buff *skb);
-int mroce_rc_build_payload(struct mroce_conn *conn,
-			   const struct mroce_txrec *rec, void *buf);
-void mroce_rc_stream_reset(struct mroce_qp *qp);
-void mroce_rc_requester_start(struct mroce_qp *qp);
-
-/* conn.c */
-bool mroce_conn_plane_usable(struct mroce_conn *conn, int plane);
-
-/* rdctx.c */
-struct mroce_rdctx *mroce_rdctx_free(struct mroce_qp *qp);
-void mroce_rdctx_delivered(struct mroce_stream *st, u32 ssn);
-void mroce_rdctx_reset(struct mroce_stream *st);
-
-/* segwin.c */
-void mroce_segwin_start(struct mroce_segwin *sw, u32 ssn);
-bool mroce_segwin_open(const struct mroce_conn *conn,
-		       const struct mroce_segwin *sw, u32 seg);
-void mroce_rc_delivered(const struct mroce_txrec *rec);
-
-bool mroce_rc_still_needed(struct mroce_conn *conn,
-			   const struct mroce_txrec *rec);
-void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr);
-u32 mroce_msgs_out(const struct mroce_stream *st);
-
 /* Put st on a waiting list of its connection, unless it waits already. */
 static inline void mroce_stream_wait(struct mroce_stream *st,
 				     struct list_head *list)
@@ -674,58 +510,5 @@ static inline void mroce_stream_wait(struct mroce_stream *st,
 	if (list_empty(&st->wait_entry))
 		list_add_tail(&st->wait_entry, list);
 }
-
-void mroce_rc_fail_all(struct mroce_conn *conn, struct mroce_qp *qp);
-void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
-			  struct sk_buff_head *q);
-u32 mroce_ext_len(u8 type);
-void mroce_rc_fail(struct mroce_conn *conn, struct mroce_qp *qp, u32 ssn,
-		   enum ib_wc_status status);
-void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
-			     u32 completed);
-void mroce_rc_fatal_nak(struct mroce_conn *conn, struct mroce_qp *qp, u8 code,
-			u32 ssn);
-bool mroce_rc_incomplete(struct mroce_qp *qp);
-
-/* sync.c */
-void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp);
-void mroce_sr_forget(struct mroce_conn *conn, struct mroce_stream *st);
-u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
-		 struct mroce_sr *sr);
-u8 mroce_sr_count(struct mroce_conn *conn, struct mroce_qp *qp);
-void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
-		    bool progress);
-void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
-		     struct sk_buff_head *q);
-void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
-		   struct sk_buff_head *q);
-u32 mroce_rc_oldest_ssn(struct mroce_qp *qp);
-u64 mroce_retry_ns(const struct mroce_qp *qp);
-u64 mroce_rc_retry_budget_us(const struct mroce_qp *qp);
-void mroce_stream_gone(struct mroce_conn *conn, struct mroce_qp *qp);
-void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp);
-
-/* rc_resp.c */
-void mroce_rc_credit(struct mroce_qp *qp);
-bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
-			 struct sk_buff *skb, struct sk_buff_head *q);
-/* The fields of a NAK (spec 5.5.9). */
-struct mroce_nak_info {
-	u8 code;
-	u8 detail;
-	u32 req;
-	u32 resp;
-	u32 ssn;
-	u32 msn;
-	u32 param;
-	u32 completed;
-};
-
-void mroce_nak_send(struct mroce_conn *conn, const struct sk_buff *in,
-		    const struct mroce_nak_info *n, struct sk_buff_head *q);
-void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
-		    u8 code, u8 detail, u32 param, struct sk_buff_head *q);
-void mroce_trackers_drop_qp(struct mroce_conn *conn, u32 qpn);
-void mroce_srq_flush_bound(struct mroce_conn *conn, struct mroce_qp *qp);
 
 #endif /* MROCE_TRANSPORT_H */

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * conn_tx.c: the connection's transmit queue and its sending (spec 4.8).
+ */
+#ifndef MROCE_CONN_TX_H
+#define MROCE_CONN_TX_H
+
+#include "transport.h"
+
+void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q);
+void mroce_conn_xmit(struct mroce_conn *conn);
+void mroce_conn_tx_init(struct mroce_conn *conn);
+
+#endif /* MROCE_CONN_TX_H */
