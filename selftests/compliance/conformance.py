@@ -426,6 +426,16 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
                n is not None and n["code"] == m.NAK_LENGTH and st == [1, 5],
                "512-byte SEND into a 256-byte receive: NAK %s, receive completions %s "
                "(want LOC_LEN_ERR 1, then FLUSH 5)" % ((n and n["code"]), st))
+        # The same failure in the second message, before the first arrives:
+        # the first receive is flushed, then the second fails (WQE order).
+        q = self.new_qp(recvs=2, recv_len=256)
+        self.send(q, m.T_SEND, self.sx(q, 1, 1, 512, 0), b"l" * 512, flags=m.F_AR | m.F_LAST)
+        n = self.nak_for(q)
+        st = self.recv_statuses(q, 2)
+        record("MRC-ERR-005", n is not None and n["code"] == m.NAK_LENGTH and st == [5, 1],
+               "512-byte SEND (MSN 1) into a 256-byte receive before MSN 0: NAK %s, "
+               "receive completions %s (want FLUSH 5, then LOC_LEN_ERR 1)" %
+               ((n and n["code"]), st))
         # A receive whose L_Key names no MR: NAK REMOTE_OPERATIONAL detail
         # 1, that receive completes with LOC_PROT_ERR, not a flush.
         q = self.new_qp(recvs=0)
