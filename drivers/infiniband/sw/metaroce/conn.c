@@ -331,6 +331,15 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	return conn;
 }
 
+/* Is conn between these local and peer addresses? */
+static bool mroce_conn_addrs_are(const struct mroce_conn *conn,
+				 const union ib_gid *local,
+				 const union ib_gid *peer)
+{
+	return !memcmp(&conn->peer, peer, sizeof(*peer)) &&
+	       !memcmp(&conn->local, local, sizeof(*local));
+}
+
 /*
  * The connection of mdev to peer from local, or NULL: the oldest
  * confirmed one, else the newest half-open one, which carries nothing
@@ -349,8 +358,7 @@ static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (conn->state > MROCE_CONN_ESTABLISHED ||
 		    READ_ONCE(conn->restart_until) ||
-		    memcmp(&conn->peer, peer, sizeof(*peer)) ||
-		    memcmp(&conn->local, local, sizeof(*local)))
+		    !mroce_conn_addrs_are(conn, local, peer))
 			continue;
 		if (!conn->half_open)
 			return conn;
@@ -602,8 +610,7 @@ static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
 
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (conn->state == MROCE_CONN_TOMBSTONE ||
-		    memcmp(&conn->peer, peer, sizeof(*peer)) ||
-		    memcmp(&conn->local, local, sizeof(*local)))
+		    !mroce_conn_addrs_are(conn, local, peer))
 			continue;
 		n++;
 		if (conn->state != MROCE_CONN_CONNECTING &&
@@ -635,8 +642,7 @@ static bool mroce_connect_evict(struct mroce_dev *mdev,
 
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (!READ_ONCE(conn->half_open) || READ_ONCE(conn->streams) ||
-		    (peer && (memcmp(&conn->peer, peer, sizeof(*peer)) ||
-			      memcmp(&conn->local, local, sizeof(*local)))))
+		    (peer && !mroce_conn_addrs_are(conn, local, peer)))
 			continue;
 		if (!old || ktime_before(conn->half_open_until,
 					 old->half_open_until))
