@@ -157,10 +157,20 @@ static int kv_sq_limit(struct kv_sq *s, u32 limit)
 	return 0;
 }
 
+/*
+ * The event is asynchronous: it may come after the completion that made
+ * it due, so wait a little for it (and for any extra one) before counting.
+ */
 static int kv_sq_events(struct kv_sq *s, int want, const char *what)
 {
-	int n = atomic_read(&s->limit_events);
+	unsigned long until = jiffies + msecs_to_jiffies(200);
+	int n;
 
+	while (atomic_read(&s->limit_events) < want &&
+	       time_before(jiffies, until))
+		usleep_range(5000, 10000);
+	msleep(20);
+	n = atomic_read(&s->limit_events);
 	if (n != want)
 		return kv_fail(s->t, "%s: %d SRQ_LIMIT_REACHED events, expected %d",
 			       what, n, want);

@@ -5,6 +5,7 @@
  * context; the send worker does the sending.
  */
 #include "verbs.h"
+#include "rc_req.h"
 #include "rc_resp.h"
 
 static int mroce_check_send_wr(struct mroce_qp *qp,
@@ -143,7 +144,14 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 
-	/* The worker sends, or flushes in the error state. */
+	/*
+	 * An RC QP sends from here where it may: not from hard interrupts,
+	 * nor with interrupts off (bottom halves go off and on again).  Else
+	 * the worker sends, or flushes in the error state.
+	 */
+	if (ibqp->qp_type == IB_QPT_RC && READ_ONCE(qp->state) == IB_QPS_RTS &&
+	    !in_hardirq() && !irqs_disabled() && mroce_rc_doorbell(qp))
+		return err;
 	mroce_qp_kick(qp);
 	return err;
 }

@@ -529,6 +529,35 @@ void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 }
 
 /*
+ * Push qp's posted work on conn, its connection, or wait for the connection.
+ * Any context that may take conn->lock with bottom halves off.
+ */
+static void mroce_rc_send_on(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&conn->lock);
+	if (qp->stream.conn != conn) {
+		/* Detached meanwhile: the worker runs again for that. */
+		mroce_qp_kick(qp);
+	} else if (conn->state == MROCE_CONN_ESTABLISHED) {
+		/*
+		 * As for the worker: until the stream runs dry (and asks
+		 * for the doorbell again) or waits, posters need not ring.
+		 */
+		WRITE_ONCE(qp->sq.ring.hdr->flags, 0);
+		mroce_rc_push(conn, qp, &q);
+		mroce_sync_arm(conn, qp, false);
+	} else {
+		mroce_wait(conn, qp);
+	}
+	mroce_conn_tx_commit(conn, &q);
+	spin_unlock_bh(&conn->lock);
+	mroce_conn_xmit(conn);
+}
+
+/*
  * The send worker's RC step: push the QP's posted work.  A stream that the
  * peer closed, or whose connection failed, has nobody to send to: what is
  * posted fails, once the retry budget has passed since the peer's stream
@@ -538,7 +567,6 @@ void mroce_rc_send(struct mroce_qp *qp)
 {
 	struct mroce_conn *conn = mroce_stream_conn_get(qp);
 	struct mroce_stream *st = &qp->stream;
-	struct sk_buff_head q;
 
 	if (!conn) {
 		if (st->peer_closed && st->gone_at &&
@@ -548,21 +576,25 @@ void mroce_rc_send(struct mroce_qp *qp)
 			mroce_rc_fail_all(NULL, qp);
 		return;
 	}
-	__skb_queue_head_init(&q);
-	spin_lock_bh(&conn->lock);
-	if (qp->stream.conn != conn) {
-		/* Detached meanwhile: the worker runs again for that. */
-		mroce_qp_kick(qp);
-	} else if (conn->state == MROCE_CONN_ESTABLISHED) {
-		mroce_rc_push(conn, qp, &q);
-		mroce_sync_arm(conn, qp, false);
-	} else {
-		mroce_wait(conn, qp);
-	}
-	mroce_conn_tx_commit(conn, &q);
-	spin_unlock_bh(&conn->lock);
-	mroce_conn_xmit(conn);
+	mroce_rc_send_on(conn, qp);
 	mroce_conn_put(conn);
+}
+
+/*
+ * The doorbell of an RC QP in RTS whose stream is attached: push the posted
+ * work from the poster's own context, with no worker hop before the first
+ * packet leaves.  False if the worker must run instead: the stream is not
+ * attached.  Not with interrupts off.
+ */
+bool mroce_rc_doorbell(struct mroce_qp *qp)
+{
+	struct mroce_conn *conn = mroce_stream_conn_get(qp);
+
+	if (!conn)
+		return false;
+	mroce_rc_send_on(conn, qp);
+	mroce_conn_put(conn);
+	return true;
 }
 
 /* Has qp a send work request that is not complete? */

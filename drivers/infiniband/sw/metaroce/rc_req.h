@@ -9,6 +9,7 @@
 #include "transport.h"
 
 void mroce_rc_send(struct mroce_qp *qp);
+bool mroce_rc_doorbell(struct mroce_qp *qp);
 void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q);
 void mroce_rc_rx_sr(struct mroce_conn *conn, const struct mroce_sr *sr);
 void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx);
