@@ -70,13 +70,13 @@ class ExHost(Host):
         self.mr = MR(self.pd, BUF, ACCESS)
 
     def qp(self, qp_type=e.IBV_QPT_RC, ops=RC_OPS, sge=4, inline=128,
-           sig_all=0, wr=64):
+           sig_all=0, wr=64, pd=None):
         cap = QPCap(max_send_wr=wr, max_recv_wr=wr, max_send_sge=sge,
                     max_recv_sge=sge, max_inline_data=inline)
         mask = e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
         init = QPInitAttrEx(qp_type=qp_type, scq=self.scq, rcq=self.rcq,
                             cap=cap, sq_sig_all=sig_all, comp_mask=mask,
-                            pd=self.pd, send_ops_flags=ops)
+                            pd=pd or self.pd, send_ops_flags=ops)
         return QPEx(self.ctx, init)
 
     def ah_attr(self, peer):
@@ -656,6 +656,20 @@ def t_rereg(da, db):
     check(wc.status == e.IBV_WC_SUCCESS, 'write after rereg: status %d' %
           wc.status)
     check(target.read(77, 100) == bytes([77]) * 77, 'written data')
+    # Rights taken away in place: the same keys, and they no longer write.
+    target.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, b.pd, 0, 0,
+                 e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ)
+    check(target.rkey == old_rkey, 'access rereg (fewer rights) changed '
+          'the rkey')
+    wc = write(target.rkey, target.buf + 300, 55)
+    check(wc.status == e.IBV_WC_REM_ACCESS_ERR,
+          'write after remote write was taken away: status %d' % wc.status)
+    check(target.read(55, 300) != bytes([55]) * 55,
+          'the refused write reached memory')
+    qa, qb = a.qp(), b.qp()
+    connect(a, qa, b, qb)
+    target.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, b.pd, 0, 0,
+                 e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
 
     # New translation: another buffer of the same MR object, new keys.
     other = MR(b.pd, 65536, e.IBV_ACCESS_LOCAL_WRITE)   # just memory
@@ -680,6 +694,13 @@ def t_rereg(da, db):
     wc = write(target.rkey, other.buf, 16)
     check(wc.status == e.IBV_WC_REM_ACCESS_ERR,
           'write through a QP of another PD: status %d' % wc.status)
+    # A QP of the new PD may use them.
+    qa, qb = a.qp(), b.qp(pd=pd2)
+    connect(a, qa, b, qb)
+    wc = write(target.rkey, other.buf + 200, 21)
+    check(wc.status == e.IBV_WC_SUCCESS and
+          other.read(21, 200) == bytes([21]) * 21,
+          'write through a QP of the new PD: status %d' % wc.status)
     # And the key from before the new translation is dead.
     qa, qb = a.qp(), b.qp()
     connect(a, qa, b, qb)

@@ -637,28 +637,42 @@ static bool mroce_connect_evict(struct mroce_dev *mdev,
 				const union ib_gid *local,
 				const union ib_gid *peer)
 {
-	struct mroce_conn *conn, *old = NULL;
+	struct mroce_conn *conn, *old;
+	int tries;
 	bool gone;
 
-	list_for_each_entry(conn, &mdev->conns, list) {
-		if (!READ_ONCE(conn->half_open) || READ_ONCE(conn->streams) ||
-		    (peer && !mroce_conn_addrs_are(conn, local, peer)))
-			continue;
-		if (!old || ktime_before(conn->half_open_until,
-					 old->half_open_until))
-			old = conn;
+	/*
+	 * The scan reads without each connection's lock: a stream may attach
+	 * to the one it picked before we lock it.  Then look again (a few
+	 * times, not for ever: streams attach faster than we scan only when
+	 * there is nothing to evict).
+	 */
+	for (tries = 0; tries < 4; tries++) {
+		old = NULL;
+		list_for_each_entry(conn, &mdev->conns, list) {
+			if (!READ_ONCE(conn->half_open) ||
+			    READ_ONCE(conn->streams) ||
+			    READ_ONCE(conn->state) == MROCE_CONN_TOMBSTONE ||
+			    (peer && !mroce_conn_addrs_are(conn, local, peer)))
+				continue;
+			if (!old || ktime_before(conn->half_open_until,
+						 old->half_open_until))
+				old = conn;
+		}
+		if (!old)
+			return false;
+		spin_lock(&old->lock);
+		gone = old->half_open && !old->streams &&
+		       old->state != MROCE_CONN_TOMBSTONE;
+		if (gone) {
+			mroce_count(mdev, CONN_HALF_OPEN_EVICTED);
+			mroce_conn_tombstone(old);
+		}
+		spin_unlock(&old->lock);
+		if (gone)
+			return true;
 	}
-	if (!old)
-		return false;
-	spin_lock(&old->lock);
-	gone = old->half_open && !old->streams &&
-	       old->state != MROCE_CONN_TOMBSTONE;
-	if (gone) {
-		mroce_count(mdev, CONN_HALF_OPEN_EVICTED);
-		mroce_conn_tombstone(old);
-	}
-	spin_unlock(&old->lock);
-	return gone;
+	return false;
 }
 
 /*
