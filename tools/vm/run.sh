@@ -20,6 +20,8 @@
 #   MROCE_TREE           the tree whose module, provider and tools the guest
 #                        uses (default: the one this script is in)
 #   MROCE_TIMEOUT_SCALE  multiplies -t (a slower kernel); default 1
+#   MROCE_BOOT_LIMIT     seconds a guest may take to reach its job before the
+#                        boot counts as failed and is retried; default 480
 #   MROCE_KERNEL_ARGS    replaces the hardening options on the kernel command
 #                        line (default: $MROCE_HARDENING below; for the debug
 #                        kernel, kasan_multi_shot)
@@ -45,6 +47,9 @@ case $nvm in 1 | 2) ;; *) echo "run.sh: -n takes 1 or 2" >&2; exit 2 ;; esac
 scale=${MROCE_TIMEOUT_SCALE:-1}
 case $scale in *[!0-9]* | "") echo "run.sh: MROCE_TIMEOUT_SCALE takes an integer" >&2; exit 2 ;; esac
 timeout=$((timeout * scale))
+# A guest not ready for its job by then failed to boot (retried, as one
+# that oopses while booting); the debug kernel takes about 110 s.
+boot_limit=${MROCE_BOOT_LIMIT:-480}
 
 ko=$tree/drivers/infiniband/sw/metaroce/metaroce.ko
 [ -f "$ko" ] || { echo "run.sh: $ko not built (run make)" >&2; exit 2; }
@@ -160,13 +165,28 @@ boot_vms() {
 	done
 	# A guest whose kernel reported an error before its job started
 	# (guest-stage2.sh) powers off: its peer VM would wait for it in vain.
+	# One whose kernel reports an error on the console before it gets that
+	# far may never get there (the debug kernel's KASAN report in
+	# identify_cpu, see booted(), repeats in an interrupt handler for
+	# ever): the console says so, and we stop it.  So with a guest not
+	# ready after boot_limit seconds.
+	local t0=$SECONDS
 	while :; do
 		alive=0
 		for ((i = 0; i < nvm; i++)); do
 			kill -0 "${pids[$i]}" 2>/dev/null && alive=1
+			d=$out/vm$i
+			grep -q "guest: ready" "$d/console.log" 2>/dev/null && continue
+			if ! "$here/scan-dmesg.sh" "$d/console.log" 2> "$d/bootreport.tmp"; then
+				mv "$d/bootreport.tmp" "$d/bootreport"
+			elif ((SECONDS - t0 > boot_limit)); then
+				echo "not ready after ${boot_limit}s" > "$d/bootfail"
+			fi
+			rm -f "$d/bootreport.tmp"
 		done
 		((alive)) || break
-		if compgen -G "$out/vm*/bootreport" > /dev/null; then
+		if compgen -G "$out/vm*/bootreport" > /dev/null ||
+		   compgen -G "$out/vm*/bootfail" > /dev/null; then
 			kill "${pids[@]}" 2>/dev/null
 			break
 		fi
@@ -226,6 +246,10 @@ for ((i = 0; i < nvm; i++)); do
 	elif [ -f "$d/bootreport" ]; then
 		echo "run.sh: vm$i: a kernel error report before the job on every boot:" >&2
 		cat "$d/bootreport" >&2
+		rc=1
+	elif [ -f "$d/bootfail" ]; then
+		echo "run.sh: vm$i: not ready for its job within ${boot_limit}s on any boot; console tail:" >&2
+		tail -n 30 "$d/console.log" >&2
 		rc=1
 	elif [ ! -f "$d/rc" ]; then
 		echo "run.sh: vm$i CRASHED (no exit status); console tail:" >&2
