@@ -80,6 +80,34 @@ wait_for() {
 	return 1
 }
 
+# wait_or_dump S PID...: wait at most S seconds for the PIDs (children of
+# this shell) to end.  If one still runs then, it is stuck: log the
+# kernel's blocked tasks (sysrq w, into dmesg) and the stuck processes'
+# kernel stacks as TAP comments, kill them, and return 1.
+_pids_gone() {
+	local p
+	for p; do kill -0 "$p" 2>/dev/null && return 1; done
+	return 0
+}
+wait_or_dump() {
+	local s=$1 p c
+	shift
+	if wait_for "$s" _pids_gone "$@"; then
+		for p; do wait "$p" 2>/dev/null; done
+		return 0
+	fi
+	echo w > /proc/sysrq-trigger 2>/dev/null
+	for p in "$@"; do
+		for c in $p $(pgrep -P "$p" 2>/dev/null); do
+			[ -r /proc/$c/stack ] || continue
+			echo "# stuck: $c $(tr '\0' ' ' < /proc/$c/cmdline)"
+			sed 's/^/#   /' /proc/$c/stack
+		done
+	done
+	for p; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+	return 1
+}
+
 # Two hosts: namespaces mra (10.77.0.1, fd77::1 on veth va) and mrb
 # (10.77.0.2, fd77::2 on veth vb).
 NS_A=mra

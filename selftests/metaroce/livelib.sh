@@ -42,5 +42,6 @@ live_more() { wait_for "${2:-120}" _live_beyond "$1"; }
 
 live_stop() {
 	touch "$W/stop"
-	wait "$live_pid"
+	# One pingpong runs at most 2 x 120 s (pingpong_pair).
+	wait_or_dump 300 "$live_pid"
 }

@@ -51,7 +51,7 @@ export KV_B=rb
 rm -rf $W
 mkdir -p $W
 
-tap_plan 11
+tap_plan 12
 [ -x "$FUZZ" ] || make -s -C "$here/../.." tools/mrsfuzz
 ok_if "mrsfuzz is built" test -x "$FUZZ"
 setup_two_hosts
@@ -82,9 +82,12 @@ echo 60000 > /sys/module/metaroce/parameters/half_open_timeout_ms
 # legitimate peers' answers (seen: 15 checks failed, READs of 1 MiB
 # failed RETRY_EXC_ERR).
 kv_timeout=14
+live_iters=100
 if debug_kernel; then
 	echo 3000000 > /sys/module/metaroce/parameters/rto_max_us
 	kv_timeout=19
+	# A pingpong of 100 took longer than the whole fuzzing.
+	live_iters=20
 fi
 backlog0=$(backlog_dropped)
 
@@ -96,7 +99,7 @@ delta() {
 
 # Legitimate traffic, verified: user RC pingpongs (livelib) and kernel
 # verbs SEND/WRITE/READ of 64 KiB, one module load after the other.
-live_start 100
+live_start $live_iters
 kv_loop() {
 	local n=0
 	while [ ! -e $W/stop ]; do
@@ -245,8 +248,10 @@ ok_if "legitimate kernel verbs runs completed during the fuzzing" test "$(kv_run
 runs1=$(live_runs)
 ok_if "legitimate traffic completes after the fuzzing" live_more "$runs1" 180
 touch $W/stop
-live_stop
-wait $kv_pid
+stuck=""
+live_stop || stuck="the pingpong loop"
+wait_or_dump 300 $kv_pid || stuck="$stuck the kernel verbs loop"
+ok_if "the legitimate traffic stops: nothing stuck" test -z "$stuck"
 diag "pingpongs: $(live_runs), kernel verbs runs: $(kv_runs)"
 ok_if "every legitimate transfer passed its data check" \
 	bash -c "! grep -A30 FAIL $W/live.log && ! grep -A20 FAIL $W/kv.log"

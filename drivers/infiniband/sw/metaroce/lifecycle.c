@@ -54,6 +54,7 @@ void mroce_conn_free(struct mroce_conn *conn)
 	xa_for_each(&conn->trackers, idx, t)
 		kfree(t);
 	xa_destroy(&conn->trackers);
+	kfree(conn->spare_tracker);
 	kvfree(conn);
 	if (atomic_dec_and_test(&mdev->conns_freeing))
 		wake_up_var(&mdev->conns_freeing);

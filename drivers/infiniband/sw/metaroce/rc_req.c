@@ -891,7 +891,10 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 	nseg = max(1U, DIV_ROUND_UP(wqe->length, 256U << shift));
 	seg = off >> (8 + shift);
-	if (!wqe->resp_segs) {
+	if (!wqe->resp_segs && nseg <= BITS_PER_LONG) {
+		wqe->resp_segs_small = 0;
+		wqe->resp_segs = &wqe->resp_segs_small;
+	} else if (!wqe->resp_segs) {
 		wqe->resp_segs = bitmap_zalloc(nseg, GFP_ATOMIC);
 		if (!wqe->resp_segs)
 			return;		/* not placed: the response is resent */

@@ -189,7 +189,10 @@ static void mroce_tracker_free(struct mroce_conn *conn, u32 qpn,
 {
 	xa_erase(&conn->trackers, mroce_tkey(qpn, t->ssn));
 	conn->ntrackers--;
-	kfree(t);
+	if (!t->rwqe && !conn->spare_tracker)
+		conn->spare_tracker = t;
+	else
+		kfree(t);
 }
 
 void mroce_trackers_drop_qp(struct mroce_conn *conn, u32 qpn)
@@ -461,9 +464,15 @@ static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
 	/* With an SRQ, the receive WQE it takes lives with the tracker. */
 	if (qp->ibqp.srq && mroce_is_recv_type(bth->type))
 		size += sizeof(struct mroce_recv_wqe);
-	t = kzalloc(size, GFP_ATOMIC);
-	if (!t)
-		return ERR_PTR(-ENOMEM);
+	if (size == sizeof(*t) && conn->spare_tracker) {
+		t = conn->spare_tracker;
+		conn->spare_tracker = NULL;
+		memset(t, 0, size);
+	} else {
+		t = kzalloc(size, GFP_ATOMIC);
+		if (!t)
+			return ERR_PTR(-ENOMEM);
+	}
 	if (size > sizeof(*t))
 		t->rwqe = (struct mroce_recv_wqe *)(t + 1);
 	t->ssn = ssn;

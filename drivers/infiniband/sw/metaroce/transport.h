@@ -421,6 +421,8 @@ struct mroce_conn {
 	bool rx_fresh;			/* newly active: hint recomputed now */
 	struct xarray trackers;		/* (qpn << 32 | ssn) index: see conn.c */
 	u32 ntrackers;
+	/* a freed tracker kept for the next message: none allocated per one */
+	struct mroce_tracker *spare_tracker;
 	struct list_head wait_qps;	/* streams waiting for window room */
 	struct list_head slot_waiters;	/* ... for a message slot (ORD-013) */
 	struct list_head streams_list;	/* every attached stream */

@@ -197,8 +197,13 @@ struct mroce_send_wqe {
 	u32 resp_bytes;			/* READ: response bytes placed */
 	bool resp_done;			/* READ/ATOMIC: response complete */
 	u8 resp_shift;			/* READ: the request's SegShift */
-	/* READ: response segments placed; freed when the WQE completes */
+	/*
+	 * READ: response segments placed, in resp_segs_small for up to
+	 * BITS_PER_LONG segments (no allocation per READ), else allocated;
+	 * freed when the WQE completes (mroce_wqe_free_segs())
+	 */
 	unsigned long *resp_segs;
+	unsigned long resp_segs_small;
 	enum ib_wc_status rc_status;	/* set by a NAK */
 };
 
@@ -414,6 +419,7 @@ size_t mroce_wq_bytes(const struct mroce_wq *wq);
 void mroce_wq_reset(struct mroce_wq *wq);
 bool mroce_sq_posted(struct mroce_wq *sq);
 struct mroce_send_wqe *mroce_sq_fetch(struct mroce_qp *qp);
+void mroce_wqe_free_segs(struct mroce_send_wqe *wqe);
 void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
 		       enum ib_wc_status status);
 bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe);

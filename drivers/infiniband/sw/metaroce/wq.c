@@ -60,15 +60,21 @@ size_t mroce_wq_bytes(const struct mroce_wq *wq)
 	return bytes;
 }
 
+/* Give up a READ WQE's response segment bitmap. */
+void mroce_wqe_free_segs(struct mroce_send_wqe *wqe)
+{
+	if (wqe->resp_segs != &wqe->resp_segs_small)
+		bitmap_free(wqe->resp_segs);
+	wqe->resp_segs = NULL;
+}
+
 /* Free what shadow WQEs still own: WQEs taken but never completed. */
 static void mroce_wq_release_shadow(struct mroce_wq *wq)
 {
 	u32 i;
 
-	for (i = 0; wq->shadow && i < wq->max_wr; i++) {
-		bitmap_free(wq->shadow[i].resp_segs);
-		wq->shadow[i].resp_segs = NULL;
-	}
+	for (i = 0; wq->shadow && i < wq->max_wr; i++)
+		mroce_wqe_free_segs(&wq->shadow[i]);
 }
 
 void mroce_wq_free(struct mroce_wq *wq)
@@ -285,8 +291,7 @@ void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
 	 * The slot goes back before the completion is visible: whoever polls
 	 * it may post again at once.  (wc holds all we need of wqe.)
 	 */
-	bitmap_free(wqe->resp_segs);
-	wqe->resp_segs = NULL;
+	mroce_wqe_free_segs(wqe);
 	mroce_ring_consume(&qp->sq.ring);
 	if (signal)
 		mroce_cq_complete(to_mcq(qp->ibqp.send_cq), &wc, false);
