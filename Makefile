@@ -24,6 +24,12 @@
 #                  target-initiated checks)
 #   make bench     benchmarks in the VM (about 30 min): BENCHMARKS.md,
 #                  bench/results.json, bench/plots/
+#   make deb       Debian packages (DKMS module, libibverbs provider, the
+#                  metaroce tool) into build/deb/, lintian-checked, DKMS
+#                  build checked
+#   make check-packages
+#                  install them with dpkg -i in the VM, run verified
+#                  traffic, purge them (about 15 min; not in make check)
 #   make soak [SOAK_MINUTES=30]
 #                  soak in the VM: mixed traffic under changing faults, then
 #                  slab/page usage against the baseline, kmemleak
@@ -38,7 +44,7 @@ KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
 KMOD := drivers/infiniband/sw/metaroce/metaroce.ko
 PROVIDER := rdma-core-provider/libmetaroce-rdmav34.so
 
-.PHONY: all module provider tools tool compliance install deps deps-debug check check-debug demo lint bench soak stateful-fuzz clean
+.PHONY: all module provider tools tool compliance install deps deps-debug check check-debug demo lint bench soak stateful-fuzz deb check-packages clean
 
 all: module provider tools
 
@@ -82,6 +88,12 @@ check: deps all
 
 deps-debug:
 	tools/deps.sh --debug
+
+deb: deps
+	tools/deb.sh $(KDIR)
+
+check-packages: deb all
+	tools/vm/run.sh -t 1800 -o .vm/packages -- selftests/metaroce/packages_guest.sh
 
 check-debug: deps-debug all
 	tools/check-debug.sh $(TESTS)

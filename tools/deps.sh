@@ -22,6 +22,8 @@ PKGS=(
 	tshark
 	# benchmarks (make bench): profiles in the guest, plots on the host
 	linux-perf bpftrace python3-matplotlib
+	# packages (make deb, test_packages): build, DKMS, lintian
+	debhelper dh-dkms dkms lintian rsync
 )
 
 # tools/vm/debug-kernel.sh: a kernel build from linux-source-6.12, and rsync

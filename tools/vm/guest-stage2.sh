@@ -29,6 +29,12 @@ mount -t tmpfs tmpfs /run
 mkdir -p /run/netns /var/run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+# The links udev makes on a real host: process substitution (<(...)) and
+# /dev/stdin need them (dkms uses both).
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+[ -e /dev/stdin ] || ln -s /proc/self/fd/0 /dev/stdin
+[ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
+[ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
 
 # shellcheck source=/dev/null
 . "$OUT/job.env" || finish 125
