@@ -113,9 +113,11 @@ cmd=$(printf '%q ' "$@")
 # turns them all on for a run.
 MROCE_HARDENING="kfence.sample_interval=100"
 # The debug kernel (MROCE_KERNEL_DIR) has KASAN instead, which reports every
-# bad access, not the first only.
+# bad access, not the first only.  Its console also shows warning-level
+# messages (loglevel=5): the stacks of an RCU stall or hung task are printed
+# at that level, and a VM that times out leaves only its console.
 if [ -n "${MROCE_KERNEL_DIR:-}" ]; then
-	kargs=${MROCE_KERNEL_ARGS-kasan_multi_shot}
+	kargs=${MROCE_KERNEL_ARGS-kasan_multi_shot loglevel=5}
 else
 	kargs=${MROCE_KERNEL_ARGS-$MROCE_HARDENING}
 fi
