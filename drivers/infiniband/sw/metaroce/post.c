@@ -2,7 +2,8 @@
 /*
  * Posting work requests from kernel consumers: each WR becomes a WQE in the
  * QP's ring, in the same format userspace writes (metaroce-abi.h).  Any
- * context; the send worker does the sending.
+ * context.  An RC QP in RTS sends from the poster's context where it may
+ * (mroce_rc_doorbell()); else the send worker sends, or flushes.
  */
 #include "verbs.h"
 #include "rc_req.h"
@@ -146,11 +147,14 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	/*
 	 * An RC QP sends from here where it may: not from hard interrupts,
-	 * nor with interrupts off (bottom halves go off and on again).  Else
-	 * the worker sends, or flushes in the error state.
+	 * nor with interrupts off (bottom halves go off and on again), nor,
+	 * on PREEMPT_RT (where the connection lock sleeps), unpreemptible.
+	 * Else the worker sends, or flushes in the error state.
 	 */
 	if (ibqp->qp_type == IB_QPT_RC && READ_ONCE(qp->state) == IB_QPS_RTS &&
-	    !in_hardirq() && !irqs_disabled() && mroce_rc_doorbell(qp))
+	    !in_hardirq() && !irqs_disabled() &&
+	    (!IS_ENABLED(CONFIG_PREEMPT_RT) || preemptible()) &&
+	    mroce_rc_doorbell(qp))
 		return err;
 	mroce_qp_kick(qp);
 	return err;

@@ -545,8 +545,11 @@ static void mroce_rc_send_on(struct mroce_conn *conn, struct mroce_qp *qp)
 		/*
 		 * As for the worker: until the stream runs dry (and asks
 		 * for the doorbell again) or waits, posters need not ring.
+		 * Not in the error state: the worker's flush asked for the
+		 * doorbell last, and must be the one that did.
 		 */
-		WRITE_ONCE(qp->sq.ring.hdr->flags, 0);
+		if (READ_ONCE(qp->state) == IB_QPS_RTS)
+			WRITE_ONCE(qp->sq.ring.hdr->flags, 0);
 		mroce_rc_push(conn, qp, &q);
 		mroce_sync_arm(conn, qp, false);
 	} else {
@@ -594,6 +597,15 @@ bool mroce_rc_doorbell(struct mroce_qp *qp)
 		return false;
 	mroce_rc_send_on(conn, qp);
 	mroce_conn_put(conn);
+	/*
+	 * The QP may have left RTS since the poster looked: then the worker
+	 * must flush what was posted.  The barrier orders the poster's ring
+	 * write before this look, as the error path's xchg orders its state
+	 * write before its worker reads the ring: one of us sees the other.
+	 */
+	smp_mb();
+	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+		mroce_qp_kick(qp);
 	return true;
 }
 

@@ -271,7 +271,9 @@ static enum ib_wc_opcode mroce_wc_opcode(enum ib_wr_opcode op)
 
 /*
  * Complete the oldest outstanding send WQE, which must be wqe, and give its
- * slot back.  Successes are reported only when signalled.  Worker only.
+ * slot back.  Successes are reported only when signalled.  The SQ's one
+ * consumer at a time: the worker, or (RC, stream attached) whoever holds
+ * the connection lock.
  */
 void mroce_sq_complete(struct mroce_qp *qp, struct mroce_send_wqe *wqe,
 		       enum ib_wc_status status)
@@ -410,8 +412,9 @@ static void mroce_rc_worker(struct mroce_qp *qp)
 }
 
 /*
- * The send worker: the only consumer of the send queue.  Runs WQEs in order
- * while the QP can send and flushes them in the error state.
+ * The send worker: runs WQEs in order while the QP can send and flushes
+ * them in the error state.  For an RC QP whose stream is attached, the
+ * doorbell and the ACK path push under the connection lock too.
  */
 void mroce_send_worker(struct work_struct *work)
 {
