@@ -29,7 +29,7 @@
 #                  build checked
 #   make check-packages
 #                  install them with dpkg -i in the VM, run verified
-#                  traffic, purge them (about 15 min; not in make check)
+#                  traffic, purge them (15-25 min; not in make check)
 #   make soak [SOAK_MINUTES=30]
 #                  soak in the VM: mixed traffic under changing faults, then
 #                  slab/page usage against the baseline, kmemleak

@@ -40,7 +40,7 @@ install_pkgs() {
 	dkms status metaroce | grep -q "$KVER.*installed" ||
 		{ dkms status; tail -n 40 /tmp/dpkg.log; return 1; }
 }
-ok_if "dpkg -i installs the packages; DKMS builds the module for $KVER" install_pkgs
+ok_if "dpkg -i installs the packages; DKMS installs the module for $KVER (built by make deb)" install_pkgs
 
 dkms_module() {
 	modprobe metaroce &&
