@@ -24,7 +24,7 @@
 #                        boot counts as failed and is retried; default 480
 #   MROCE_KERNEL_ARGS    replaces the hardening options on the kernel command
 #                        line (default: $MROCE_HARDENING below; for the debug
-#                        kernel, kasan_multi_shot)
+#                        kernel, kasan_multi_shot loglevel=5)
 set -uo pipefail
 here=$(dirname "$(readlink -f "$0")")
 tree=$(readlink -f "${MROCE_TREE:-$here/../..}")
