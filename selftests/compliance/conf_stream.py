@@ -151,7 +151,7 @@ class StreamTests:
         need(self.ack_of(psn), "no ACK for a SEND")
         # Second segment of a 2-segment WRITE first, with a bad R_Key.
         self.send(q, m.T_WRITE, self.sx(q, 1, 0, 2048, 1024) +
-                  m.rx(q["va"], q["rkey"] ^ 0x100), b"\xee" * 1024)
+                  m.rx(q["va"], m.bad_rkey(q["rkey"])), b"\xee" * 1024)
         n = self.nak_for(q)
         need(n, "no NAK for a WRITE with an invalid R_Key")
         got = (n["code"], n["detail"], n["req_qpn"], n["ssn"], n["msn"], n["param"],
@@ -307,8 +307,8 @@ class StreamTests:
     def t_zero_len(self):
         """Zero-length WRITE and READ: no R_Key check (spec 10.6)."""
         q = self.new_qp()
-        psn = self.send(q, m.T_WRITE, self.sx(q, 0, 0, 0) + m.rx(0, q["rkey"] ^ 0x300))
-        self.send(q, m.T_READ_REQ, self.sx(q, 1, 0, 0) + m.rx(0, q["rkey"] ^ 0x300))
+        psn = self.send(q, m.T_WRITE, self.sx(q, 0, 0, 0) + m.rx(0, m.bad_rkey(q["rkey"])))
+        self.send(q, m.T_READ_REQ, self.sx(q, 1, 0, 0) + m.rx(0, m.bad_rkey(q["rkey"])))
         r = self.replies(lambda r: r["type"] in (m.T_READ_RESP, m.T_NAK) and
                          r.get("resp_qpn", r.get("sqpn")) == q["qpn"], 3)
         record("MRC-PLC-035", r is not None and r["type"] == m.T_READ_RESP and

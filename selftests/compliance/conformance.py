@@ -309,7 +309,7 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
                ("no ACK" if a is None else "acked", "rewritten" if mem != b"\x11" * 1024 else "kept"))
 
     def t_access(self):
-        for what, rkey_d, off, detail in (("invalid R_Key", 0x100, 0, 1),
+        for what, rkey_d, off, detail in (("invalid R_Key", m.BAD_KEY_XOR, 0, 1),
                                           ("range outside the region", 0, 65536 - 512, 4)):
             q = self.new_qp()
             psn = self.send(q, m.T_WRITE, self.sx(q, 0, 0, 1024, 0) +

@@ -125,6 +125,18 @@ def rx(va, rkey):
     return struct.pack(">QI", va, rkey)
 
 
+# The reference implementation's keys are a table index followed by an
+# 8-bit random tag.  Flipping a tag bit names the same region with a wrong
+# tag: always invalid.  Flipping an index bit could name a neighbouring
+# region whose random tag happens to match (1 in 256), which then fails on
+# its access rights instead.
+BAD_KEY_XOR = 0x01
+
+
+def bad_rkey(rkey):
+    return rkey ^ BAD_KEY_XOR
+
+
 def atx(va, swap_add, compare, rkey):
     return struct.pack(">QQQII", va, swap_add, compare, rkey, 0)
 
