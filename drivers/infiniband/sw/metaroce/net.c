@@ -128,11 +128,18 @@ void mroce_net_exit(void)
 	unregister_pernet_subsys(&mroce_net_ops);
 }
 
+/*
+ * An skb for a packet of len bytes, trailer not included.  A packet of a
+ * few hundred bytes or more gets its head from a page fragment (as a
+ * received packet does), which a batch then takes as is (see
+ * mroce_batch_ref()).
+ */
 struct sk_buff *mroce_alloc_skb(unsigned int len, gfp_t gfp)
 {
 	struct sk_buff *skb;
 
-	skb = alloc_skb(MROCE_SKB_HEADROOM + len + MROCE_CRC_LEN, gfp);
+	skb = __netdev_alloc_skb(NULL, MROCE_SKB_HEADROOM + len + MROCE_CRC_LEN,
+				 gfp);
 	if (skb)
 		skb_reserve(skb, MROCE_SKB_HEADROOM);
 	return skb;
@@ -302,12 +309,42 @@ static int mroce_frag_put(struct mroce_frag_writer *w, const void *src, u32 n)
 }
 
 /*
+ * Append skb's packet to batch w->skb without a copy: its trailer crc
+ * goes in place behind it, and the batch gets a fragment that references
+ * its head's page.  Only for a linear packet whose head is a page
+ * fragment with room for the trailer; false otherwise.
+ */
+static bool mroce_batch_ref(struct mroce_frag_writer *w, struct sk_buff *skb,
+			    const u8 *crc)
+{
+	struct skb_shared_info *si = skb_shinfo(w->skb);
+	struct page *page;
+
+	if (!skb->head_frag || skb_is_nonlinear(skb) ||
+	    skb_tailroom(skb) < MROCE_CRC_LEN || si->nr_frags == MAX_SKB_FRAGS)
+		return false;
+	skb_put_data(skb, crc, MROCE_CRC_LEN);
+	mroce_cb(skb)->batch_crc = true;
+	page = virt_to_head_page(skb->data);
+	get_page(page);
+	skb_fill_page_desc(w->skb, si->nr_frags, page,
+			   skb->data - (u8 *)page_address(page), skb->len);
+	w->skb->len += skb->len;
+	w->skb->data_len += skb->len;
+	w->skb->truesize += skb->len;
+	w->page = NULL;		/* the next copy starts a page of its own */
+	return true;
+}
+
+/*
  * Send the packets of run, all of one path (the same addresses, entropy
  * and traffic class) and of one length, as one UDP GSO skb (spec 4.8):
  * each packet with its own headers and trailer, back to back in page
- * fragments, gso_size the length of one.  The device, or the stack in
- * front of a device that cannot, cuts it into the same datagrams
- * mroce_xmit() would have sent one by one.  Consumes the packets.
+ * fragments, gso_size the length of one.  A packet whose head is a page
+ * fragment joins as a reference to it, any other as a copy.  The device,
+ * or the stack in front of a device that cannot, cuts it into the same
+ * datagrams mroce_xmit() would have sent one by one.  Consumes the
+ * packets.
  */
 int mroce_xmit_batch(struct mroce_dev *mdev, struct sk_buff_head *run,
 		     const union ib_gid *sgid, const union ib_gid *dgid,
@@ -327,6 +364,8 @@ int mroce_xmit_batch(struct mroce_dev *mdev, struct sk_buff_head *run,
 	len = skb_peek(run)->len + MROCE_CRC_LEN;
 	skb_queue_walk(run, skb) {
 		put_unaligned_be32(mroce_crc(skb->data, skb->len), crc);
+		if (mroce_batch_ref(&w, skb, crc))
+			continue;
 		err = mroce_frag_put(&w, skb->data, skb->len) ?:
 		      mroce_frag_put(&w, crc, MROCE_CRC_LEN);
 		if (err) {
@@ -354,7 +393,12 @@ int mroce_xmit_batch(struct mroce_dev *mdev, struct sk_buff_head *run,
 	return 0;
 
 one_by_one:
-	while ((skb = __skb_dequeue(run)))
+	while ((skb = __skb_dequeue(run))) {
+		if (mroce_cb(skb)->batch_crc) {	/* mroce_xmit() puts it */
+			__skb_trim(skb, skb->len - MROCE_CRC_LEN);
+			mroce_cb(skb)->batch_crc = false;
+		}
 		err = mroce_xmit(mdev, skb, sgid, dgid, sport) ?: err;
+	}
 	return err;
 }

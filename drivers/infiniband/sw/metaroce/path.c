@@ -719,7 +719,9 @@ static bool mroce_path_psn_room(const struct mroce_path *path)
  * equally loaded paths take turns.  A sender that is not window-limited
  * thus sprays over every path, and a path with a small window (new, or
  * back from a failure) gets packets to grow it with.  Avoid is a path not
- * to use if another one can.
+ * to use if another one can.  With batches on (tx_batch_pkts > 1) new data
+ * keeps its path for up to a batch of packets while that path's window
+ * allows, so that spraying goes batch by batch.
  */
 static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 				     int avoid)
@@ -728,6 +730,14 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 	u64 score, best_score = 0;
 	int i, n = conn->npaths;
 
+	/* Batches (MRC-PATH-040): new data stays on its path for a batch. */
+	if (avoid < 0 && conn->last_path < n &&
+	    conn->path_run < READ_ONCE(mroce_tx_batch_pkts)) {
+		p = conn->paths[conn->last_path];
+		if (conn->path_run && mroce_path_psn_room(p) &&
+		    mroce_cc_window_ok(p, charge))
+			return p;
+	}
 	for (i = 1; i <= n; i++) {
 		p = conn->paths[(conn->last_path + i) % n];
 		if (!mroce_path_psn_room(p) || !mroce_cc_window_ok(p, charge) ||
@@ -804,6 +814,12 @@ static void mroce_path_carry(struct mroce_conn *conn,
 		mroce_retx_queue(conn, rec, tries, from < 0 ? 0 : from);
 		return;
 	}
+	if (tries > 1)
+		conn->path_run = 0;
+	else if (path->id != conn->last_path)
+		conn->path_run = 1;
+	else if (conn->path_run < U8_MAX)
+		conn->path_run++;
 	conn->last_path = path->id;
 	mroce_cc_pace_charge(conn, charge);
 	mroce_path_emit(conn, path, rec, tries,

@@ -109,6 +109,7 @@ static inline s32 mroce_seq_diff(u32 a, u32 b)
 struct mroce_skb_cb {
 	__be16 sport;		/* entropy; 0: the handshake's */
 	u8 plane;		/* the plane it goes out on (or came in on) */
+	bool batch_crc;		/* its trailer is in place (mroce_xmit_batch) */
 };
 
 /*
@@ -398,6 +399,7 @@ struct mroce_conn {
 	union ib_gid raddr[MROCE_MAX_PLANES];	/* ... and the peer's */
 	u8 npaths;
 	u8 last_path;			/* spraying: the last path used */
+	u8 path_run;			/* new packets in a row on it */
 	struct mroce_path *paths[MROCE_MAX_PATHS];
 	struct list_head retxq;		/* struct mroce_retx, oldest first */
 	u32 nretx;
