@@ -7,7 +7,7 @@
 # (tx_batch_pkts 1, the default) nothing is batched.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 9
+tap_plan 10
 setup_two_hosts
 add_devices la lb
 # Emulator stalls must not fire RTOs here: the batches are the subject.
@@ -27,6 +27,7 @@ batched() {
 	return $rc
 }
 
+fp0=$(hw_counter lb rx_frag_packets)
 w=$(batched la kverbs rc_write size=1048576 iters=4)
 ok_if "4 x 1 MiB WRITE verified" test $? = 0
 diag "WRITE: la sent $w (GSO skbs, packets)"
@@ -36,6 +37,12 @@ ok_if "WRITE: the requester sends GSO batches" test "${1:-0}" -gt 0
 # per skb over the 4 paths; spraying packet by packet made about 5.
 ok_if "WRITE: MRC-PATH-040: a path keeps new data for a batch (packets >= 7 x batches)" \
 	test "${2:-0}" -ge $((7 * ${1:-0}))
+
+# The receiver places the datagrams of a batch from the page fragments
+# they came in, without a linearizing copy (MRC-ENC-027).
+fp=$(($(hw_counter lb rx_frag_packets) - fp0))
+ok_if "WRITE: the receiver placed $fp packets from their fragments (rx_frag_packets > half the packets)" \
+	test "$fp" -gt $((${2:-0} / 2))
 
 r=$(batched lb kverbs rc_read size=1048576 iters=4)
 ok_if "4 x 1 MiB READ verified" test $? = 0

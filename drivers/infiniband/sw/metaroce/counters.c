@@ -98,6 +98,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	/* Debugging aid beyond spec 18: POST_SEND commands without WRs. */
 	[MROCE_CNT_DOORBELLS] = { .name = "doorbells" },
 	[MROCE_CNT_TX_GSO_BATCHES] = { .name = "tx_gso_batches" },
+	[MROCE_CNT_RX_FRAG_PACKETS] = { .name = "rx_frag_packets" },
 };
 
 static_assert(ARRAY_SIZE(mroce_counter_descs) == MROCE_NUM_COUNTERS);

@@ -19,6 +19,14 @@ static inline u32 mroce_crc(const void *p, size_t len)
 	return ~static_call(mroce_crc32c)(~0U, p, len);
 }
 
+/* The same over the two parts of a packet split in two (a received batch). */
+static inline u32 mroce_crc2(const void *p, size_t len, const void *q,
+			     size_t qlen)
+{
+	return ~static_call(mroce_crc32c)(static_call(mroce_crc32c)(~0U, p, len),
+					  q, qlen);
+}
+
 int mroce_crc_init(void);
 
 #endif

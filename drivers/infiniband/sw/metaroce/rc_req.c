@@ -916,7 +916,7 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 		return;
 	}
 	if (plen && mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, off,
-				   (void *)bth + bth->hdr_len * 4, plen, true)) {
+				   mroce_rx_payload(skb), plen, true)) {
 		wqe->rc_status = IB_WC_LOC_PROT_ERR;
 		wqe->resp_done = true;
 	} else {

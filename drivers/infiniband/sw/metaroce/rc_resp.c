@@ -599,7 +599,7 @@ static bool mroce_place_srq(struct mroce_conn *conn, struct mroce_qp *qp,
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
-	void *payload = (void *)bth + bth->hdr_len * 4;
+	void *payload = mroce_rx_payload(skb);
 
 	if (mroce_srq_bind(conn, qp, t, skb, q))
 		return false;	/* RNR, or t->failed */
@@ -654,7 +654,7 @@ static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
-	void *payload = (void *)bth + bth->hdr_len * 4;
+	void *payload = mroce_rx_payload(skb);
 	u32 off = ntohl(sx->offset), plen = ntohs(bth->payload_len);
 	struct mroce_recv_wqe *wqe = &qp->rq_scratch;
 	unsigned long flags;

@@ -43,15 +43,52 @@ bool mroce_rx_ce(const struct sk_buff *skb)
 	return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
 }
 
+/* Types whose payload the transport reads through mroce_rx_payload(). */
+static bool mroce_rx_placed(u8 type)
+{
+	return (type >= MROCE_T_SEND && type <= MROCE_T_WRITE_IMM) ||
+	       type == MROCE_T_READ_RESP;
+}
+
+/*
+ * Make the headers of the packet at skb->data (after the UDP header)
+ * linear.  A datagram of a batch that the stack cut (spec 4.8) keeps its
+ * packet in one page fragment: for a type whose payload is placed, only
+ * its headers are pulled and the payload stays where it is (see
+ * mroce_rx_payload()); anything else is made linear.  False if the skb
+ * cannot be.
+ */
+static bool mroce_rx_pull(struct sk_buff *skb)
+{
+	const struct mroce_bth *bth;
+	u32 hdr;
+
+	if (!skb_is_nonlinear(skb))
+		return true;
+	if (skb_has_frag_list(skb) || skb_shinfo(skb)->nr_frags != 1 ||
+	    !pskb_may_pull(skb, sizeof(*bth)))
+		return !skb_linearize(skb);
+	bth = (const struct mroce_bth *)skb->data;
+	hdr = bth->hdr_len * 4;
+	if (!mroce_rx_placed(bth->type) || hdr < sizeof(*bth) ||
+	    hdr + MROCE_CRC_LEN > skb->len || !pskb_may_pull(skb, hdr) ||
+	    skb_headlen(skb) != hdr)
+		return !skb_linearize(skb);
+	return true;
+}
+
 /*
  * Validate the framing of the MetaRoCE packet at skb->data (spec 4.7 steps
- * 1 to 5) and trim the CRC trailer.  Returns the counter to charge on error,
- * or -1 when the packet is good.
+ * 1 to 5) and trim the CRC trailer.  The packet is linear, or its headers
+ * are and the rest is in one page fragment (mroce_rx_pull()).  Returns the
+ * counter to charge on error, or for a good packet -1 (linear) or
+ * MROCE_CNT_RX_FRAG_PACKETS (its payload stays in the fragment).
  */
 static int mroce_rx_check(struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	u32 len = skb->len, hdr, mac, crc;
+	const u8 *rest;
 
 	if (len < sizeof(*bth) + MROCE_CRC_LEN)
 		return MROCE_CNT_DROP_BAD_HEADER;
@@ -62,11 +99,22 @@ static int mroce_rx_check(struct sk_buff *skb)
 	if (hdr < sizeof(*bth) ||
 	    hdr + ntohs(bth->payload_len) + mac + MROCE_CRC_LEN != len)
 		return MROCE_CNT_DROP_BAD_HEADER;
-	crc = get_unaligned_be32(skb->data + len - MROCE_CRC_LEN);
-	if (mroce_crc(skb->data, len - MROCE_CRC_LEN) != crc)
+	if (!skb_is_nonlinear(skb)) {
+		crc = get_unaligned_be32(skb->data + len - MROCE_CRC_LEN);
+		if (mroce_crc(skb->data, len - MROCE_CRC_LEN) != crc)
+			return MROCE_CNT_DROP_BAD_CRC;
+		__skb_trim(skb, len - MROCE_CRC_LEN);
+		return -1;
+	}
+	rest = skb_frag_address(&skb_shinfo(skb)->frags[0]);
+	len = skb->data_len - MROCE_CRC_LEN;
+	crc = get_unaligned_be32(rest + len);
+	if (mroce_crc2(skb->data, hdr, rest, len) != crc)
 		return MROCE_CNT_DROP_BAD_CRC;
-	__skb_trim(skb, len - MROCE_CRC_LEN);
-	return -1;
+	skb_frag_size_sub(&skb_shinfo(skb)->frags[0], MROCE_CRC_LEN);
+	skb->data_len -= MROCE_CRC_LEN;
+	skb->len -= MROCE_CRC_LEN;
+	return MROCE_CNT_RX_FRAG_PACKETS;
 }
 
 /* UDP encap_rcv: called in softirq under RCU; always consumes skb. */
@@ -78,16 +126,21 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	mdev = mroce_rx_device(sk, skb);
 	if (!mdev)
 		goto free;
-	if (skb_linearize(skb) || skb->len < sizeof(struct udphdr)) {
+	if (!pskb_may_pull(skb, sizeof(struct udphdr))) {
 		mroce_count(mdev, DROP_BAD_HEADER);
 		goto put;
 	}
 	__skb_pull(skb, sizeof(struct udphdr));
+	if (!mroce_rx_pull(skb)) {
+		mroce_count(mdev, DROP_BAD_HEADER);
+		goto put;
+	}
 
 	bad = mroce_rx_check(skb);
 	if (bad >= 0) {
 		this_cpu_inc(mdev->stats->c[bad]);
-		goto put;
+		if (bad != MROCE_CNT_RX_FRAG_PACKETS)
+			goto put;
 	}
 	if (mroce_rx_ce(skb))
 		mroce_count(mdev, ECN_CE_RCVD);

@@ -130,6 +130,20 @@ static inline struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
 	return (struct mroce_skb_cb *)skb->cb;
 }
 
+/*
+ * The payload of a received SEND, WRITE or READ_RESP: behind its headers,
+ * or, for a datagram of a batch, where the batch put it (rx.c
+ * mroce_rx_pull()).
+ */
+static inline void *mroce_rx_payload(const struct sk_buff *skb)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+
+	if (skb_is_nonlinear(skb))
+		return skb_frag_address(&skb_shinfo(skb)->frags[0]);
+	return skb->data + bth->hdr_len * 4;
+}
+
 /* Make skb a reply to in: the same entropy (spec 4.3). */
 static inline void mroce_reply_to(struct sk_buff *skb,
 				  const struct sk_buff *in)
