@@ -615,6 +615,8 @@ class Report:
             a = one(R, group="batch", batch=off, op=op, size=size)
             b = one(R, group="batch", batch=on, op=op, size=size)
             x = one(R, group="batch", batch="rxe", op=op, size=size)
+            if not (a or b or x):
+                continue        # not in this run (the smoke run has one)
             k = one(R, group="batch_pkts", batch=on, op=op, size=size) or {}
             per = (float(k["packets"]) / float(k["gso_skbs"])
                    if k.get("gso_skbs") and int(k["gso_skbs"]) > 0 else None)

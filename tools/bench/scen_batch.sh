@@ -1,6 +1,7 @@
 #!/bin/bash
 # UDP GSO batches (spec 4.8): ib_write_bw 64 KiB and 1 MiB and ib_read_bw
-# 64 KiB, 1 QP, between the two namespaces, with tx_batch_pkts 1 (packet
+# 64 KiB (BENCH_BATCH_OPS; the smoke run: the 64 KiB WRITE alone), 1 QP,
+# between the two namespaces, with tx_batch_pkts 1 (packet
 # by packet, the default) and 32, each with the packets per GSO skb the
 # senders' counters give; rxe alongside.  Sourced by guest.sh (lib.sh and
 # scen_perftest.sh loaded; BENCH_* set).
@@ -11,7 +12,7 @@ scen_batch() {
 	def=$(cat $p)
 	for n in 1 32; do
 		echo "$n" > $p
-		for op in "write 65536" "write 1048576" "read 65536"; do
+		for op in "${BENCH_BATCH_OPS[@]}"; do
 			read -r op size <<<"$op"
 			log "batch: tx_batch_pkts $n, $op $size"
 			b0=$(($(mroce_cnt ra tx_gso_batches) + $(mroce_cnt rb tx_gso_batches)))
@@ -23,7 +24,7 @@ scen_batch() {
 		done
 	done
 	echo "$def" > $p
-	for op in "write 65536" "write 1048576" "read 65536"; do
+	for op in "${BENCH_BATCH_OPS[@]}"; do
 		read -r op size <<<"$op"
 		log "batch: rxe $op $size"
 		BW_GROUP=batch BW_TAG=batch=rxe bw_case rxe-1ns "$op" "$size" 1
