@@ -66,6 +66,7 @@ static bool mroce_rx_pull(struct sk_buff *skb)
 	if (!skb_is_nonlinear(skb))
 		return true;
 	if (skb_has_frag_list(skb) || skb_shinfo(skb)->nr_frags != 1 ||
+	    PageHighMem(skb_frag_page(&skb_shinfo(skb)->frags[0])) ||
 	    !pskb_may_pull(skb, sizeof(*bth)))
 		return !skb_linearize(skb);
 	bth = (const struct mroce_bth *)skb->data;
@@ -111,9 +112,9 @@ static int mroce_rx_check(struct sk_buff *skb)
 	crc = get_unaligned_be32(rest + len);
 	if (mroce_crc2(skb->data, hdr, rest, len) != crc)
 		return MROCE_CNT_DROP_BAD_CRC;
-	skb_frag_size_sub(&skb_shinfo(skb)->frags[0], MROCE_CRC_LEN);
-	skb->data_len -= MROCE_CRC_LEN;
-	skb->len -= MROCE_CRC_LEN;
+	/* A clone (a packet tap's) keeps its fragment: pskb_trim() copies. */
+	if (pskb_trim(skb, skb->len - MROCE_CRC_LEN))
+		return MROCE_CNT_DROP_NO_RESOURCE;
 	return MROCE_CNT_RX_FRAG_PACKETS;
 }
 
