@@ -334,14 +334,12 @@ static int kv_obj_rc(struct kv_test *t, struct kv_ep *a, struct kv_ep *b,
 				-EINVAL, "RESET->INIT without access flags");
 	if (err)
 		return err;
-	q.port_num = KV_PORT + 1;
-	q.qp_access_flags = KV_RC_ACCESS;
-	err = kv_obj_bad_modify(t, a, &q,
-				IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-				IB_QP_ACCESS_FLAGS, -EINVAL,
-				"RESET->INIT on port 2");
-	if (err)
-		return err;
+	/*
+	 * No "RESET->INIT on port 2" here: ib_core's _ib_modify_qp() reads
+	 * port_data[attr->port_num] (rdma_ib_or_roce()) before any check, a
+	 * slab-out-of-bounds read under KASAN.  uverbs checks the port
+	 * first, so only a user can ask this of the driver.
+	 */
 
 	err = kv_rc_to_init(t, a);
 	if (!err)
