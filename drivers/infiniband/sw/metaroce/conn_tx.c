@@ -194,8 +194,7 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 			local_bh_enable();
 			return;
 		}
-		/* A batch references each packet in a fragment of its own. */
-		max = min_t(u32, READ_ONCE(mroce_tx_batch_pkts), MAX_SKB_FRAGS);
+		max = mroce_tx_batch_max();
 		while ((skb = skb_dequeue(&conn->txq))) {
 			if (++sent % MROCE_TX_BUDGET == 0) {
 				mroce_tx_runs_send(conn, &runs);

@@ -129,17 +129,29 @@ void mroce_net_exit(void)
 }
 
 /*
- * An skb for a packet of len bytes, trailer not included.  A packet of a
- * few hundred bytes or more gets its head from a page fragment (as a
- * received packet does), which a batch then takes as is (see
- * mroce_batch_ref()).
+ * An skb for a packet of len bytes, trailer not included.  Without sleep,
+ * its head is a page fragment (up to a 4 KiB segment's packet), which a
+ * batch then takes as is (see mroce_batch_ref()); a caller that may sleep,
+ * or a failed fragment, gets a kmalloc head.  Not __netdev_alloc_skb():
+ * a receive allocator, it may take the reserves kept for swap traffic.
  */
 struct sk_buff *mroce_alloc_skb(unsigned int len, gfp_t gfp)
 {
-	struct sk_buff *skb;
+	unsigned int size = MROCE_SKB_HEADROOM + len + MROCE_CRC_LEN;
+	unsigned int frag = SKB_HEAD_ALIGN(size);
+	struct sk_buff *skb = NULL;
+	void *data;
 
-	skb = __netdev_alloc_skb(NULL, MROCE_SKB_HEADROOM + len + MROCE_CRC_LEN,
-				 gfp);
+	if (!gfpflags_allow_blocking(gfp) && frag <= PAGE_FRAG_CACHE_MAX_SIZE) {
+		data = netdev_alloc_frag(frag);
+		if (data) {
+			skb = build_skb(data, frag);
+			if (!skb)
+				skb_free_frag(data);
+		}
+	}
+	if (!skb)
+		skb = alloc_skb(size, gfp);
 	if (skb)
 		skb_reserve(skb, MROCE_SKB_HEADROOM);
 	return skb;

@@ -15,6 +15,7 @@
 #include "trace.h"
 #include "cc.h"
 #include "conn.h"
+#include "conn_tx.h"
 #include "loss.h"
 #include "path.h"
 #include "rc_req.h"
@@ -732,7 +733,8 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 
 	/* Batches (MRC-PATH-040): new data stays on its path for a batch. */
 	if (avoid < 0 && conn->last_path < n &&
-	    conn->path_run < READ_ONCE(mroce_tx_batch_pkts)) {
+	    conn->path_run < min(mroce_tx_batch_max(),
+				 MROCE_GSO_MAX_BYTES / max(charge, 1U))) {
 		p = conn->paths[conn->last_path];
 		if (conn->path_run && mroce_path_psn_room(p) &&
 		    mroce_cc_window_ok(p, charge))

@@ -66,6 +66,7 @@ static bool mroce_rx_pull(struct sk_buff *skb)
 	if (!skb_is_nonlinear(skb))
 		return true;
 	if (skb_has_frag_list(skb) || skb_shinfo(skb)->nr_frags != 1 ||
+	    !skb_frags_readable(skb) ||
 	    PageHighMem(skb_frag_page(&skb_shinfo(skb)->frags[0])) ||
 	    !pskb_may_pull(skb, sizeof(*bth)))
 		return !skb_linearize(skb);
@@ -115,7 +116,8 @@ static int mroce_rx_check(struct sk_buff *skb)
 	/* A clone (a packet tap's) keeps its fragment: pskb_trim() copies. */
 	if (pskb_trim(skb, skb->len - MROCE_CRC_LEN))
 		return MROCE_CNT_DROP_NO_RESOURCE;
-	return MROCE_CNT_RX_FRAG_PACKETS;
+	/* With no payload the fragment is gone: linear again. */
+	return skb_is_nonlinear(skb) ? MROCE_CNT_RX_FRAG_PACKETS : -1;
 }
 
 /* UDP encap_rcv: called in softirq under RCU; always consumes skb. */
