@@ -9,12 +9,13 @@
  */
 #include <linux/log2.h>
 
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
 #include "cc.h"
 #include "conn.h"
+#include "net.h"
 #include "path.h"
+#include "pkt.h"
+#include "tunables.h"
+#include "verbs.h"
 
 #define MROCE_ALPHA_ONE		BIT(16)
 

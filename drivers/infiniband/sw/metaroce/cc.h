@@ -5,7 +5,10 @@
 #ifndef MROCE_CC_H
 #define MROCE_CC_H
 
-#include "transport.h"
+#include <linux/skbuff.h>
+
+struct mroce_conn;
+struct mroce_path;
 
 void mroce_cc_path_init(struct mroce_conn *conn, struct mroce_path *path);
 void mroce_cc_path_restart(struct mroce_conn *conn, struct mroce_path *path);

@@ -5,15 +5,15 @@
  * requests fail at the retry budget even while the connection is busy,
  * and CONN_CLOSE, which reclaims an idle connection.
  */
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
 #include "close.h"
 #include "conn.h"
 #include "lifecycle.h"
+#include "net.h"
 #include "path.h"
 #include "rc_req.h"
 #include "rc_resp.h"
+#include "stream.h"
+#include "verbs.h"
 
 /*
  * Send qp's one STREAM_CLOSE (MRC-CONN-034, 036): SX with the QPNs and our

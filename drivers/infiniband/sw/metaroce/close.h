@@ -5,7 +5,12 @@
 #ifndef MROCE_CLOSE_H
 #define MROCE_CLOSE_H
 
-#include "transport.h"
+#include <linux/skbuff.h>
+
+#include "wire.h"
+
+struct mroce_conn;
+struct mroce_qp;
 
 void mroce_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 			u8 reason, struct sk_buff_head *q);

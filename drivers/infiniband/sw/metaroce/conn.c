@@ -14,21 +14,24 @@
 #include <linux/random.h>
 #include <linux/udp.h>
 
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
 #include "cc.h"
 #include "close.h"
 #include "conn.h"
 #include "conn_tx.h"
 #include "lifecycle.h"
 #include "loss.h"
+#include "net.h"
 #include "path.h"
+#include "pkt.h"
 #include "rc_req.h"
 #include "rc_resp.h"
 #include "reset.h"
 #include "rxpath.h"
+#include "segwin.h"
+#include "stream.h"
 #include "sync.h"
+#include "tunables.h"
+#include "verbs.h"
 
 static u8 mroce_mtu_shift(enum ib_mtu mtu)
 {

@@ -6,10 +6,11 @@
  */
 #include <linux/netdevice.h>
 
+#include "conn.h"
+#include "conn_tx.h"
 #include "mroce.h"
 #include "net.h"
-#include "transport.h"
-#include "conn_tx.h"
+#include "pkt.h"
 
 /*
  * Hand the packets built under conn->lock to the connection's transmit

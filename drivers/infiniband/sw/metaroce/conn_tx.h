@@ -5,7 +5,11 @@
 #ifndef MROCE_CONN_TX_H
 #define MROCE_CONN_TX_H
 
-#include "transport.h"
+#include <linux/skbuff.h>
+
+#include "tunables.h"
+
+struct mroce_conn;
 
 /*
  * Most packets of one batch (spec 4.8): tx_batch_pkts, at most one per

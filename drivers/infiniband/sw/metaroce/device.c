@@ -10,10 +10,10 @@
 #include <net/net_namespace.h>
 #include <rdma/metaroce-abi.h>
 
-#include "mroce.h"
-#include "transport.h"
-#include "verbs.h"
 #include "lifecycle.h"
+#include "mr.h"
+#include "mroce.h"
+#include "verbs.h"
 
 /*
  * Every registered (or registering) MetaRoCE device.  Readers (the netdev

@@ -13,6 +13,7 @@
 #include <linux/log2.h>
 #include <linux/slab.h>
 
+#include "mr.h"
 #include "verbs.h"
 
 #define MROCE_FRMR_ACCESS	(IB_ACCESS_LOCAL_WRITE | \

@@ -13,17 +13,18 @@
  */
 #include <linux/slab.h>
 
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
 #include "close.h"
 #include "conn.h"
 #include "lifecycle.h"
+#include "net.h"
 #include "path.h"
 #include "rc_req.h"
 #include "rc_resp.h"
 #include "rxpath.h"
+#include "stream.h"
 #include "sync.h"
+#include "tunables.h"
+#include "verbs.h"
 
 /* The connection qp's stream is attached to, referenced, or NULL. */
 struct mroce_conn *mroce_stream_conn_get(struct mroce_qp *qp)

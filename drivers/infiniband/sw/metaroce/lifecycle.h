@@ -6,7 +6,12 @@
 #ifndef MROCE_LIFECYCLE_H
 #define MROCE_LIFECYCLE_H
 
-#include "transport.h"
+#include <linux/ktime.h>
+#include <linux/skbuff.h>
+
+struct mroce_conn;
+struct mroce_dev;
+struct mroce_qp;
 
 struct mroce_conn *mroce_stream_conn_get(struct mroce_qp *qp);
 void mroce_conn_put(struct mroce_conn *conn);

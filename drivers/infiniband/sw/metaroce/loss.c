@@ -7,18 +7,20 @@
  * preferably on another path; the PLW tells the receiver to stop waiting
  * for the old one.
  */
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
-#include "trace.h"
 #include "cc.h"
 #include "conn.h"
 #include "loss.h"
+#include "net.h"
 #include "path.h"
+#include "pkt.h"
 #include "rc_req.h"
 #include "rdctx.h"
 #include "segwin.h"
+#include "stream.h"
 #include "sync.h"
+#include "trace.h"
+#include "tunables.h"
+#include "verbs.h"
 
 struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
 {

@@ -5,7 +5,14 @@
 #ifndef MROCE_LOSS_H
 #define MROCE_LOSS_H
 
-#include "transport.h"
+#include <linux/skbuff.h>
+
+#include "wire.h"
+
+struct mroce_conn;
+struct mroce_inflight;
+struct mroce_path;
+struct mroce_txrec;
 
 void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 		       struct sk_buff_head *q);

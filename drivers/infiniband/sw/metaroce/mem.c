@@ -6,6 +6,7 @@
  */
 #include <linux/highmem.h>
 
+#include "mr.h"
 #include "verbs.h"
 
 u64 mroce_sgl_len(const struct metaroce_sge *sge, u32 num_sge)

@@ -7,6 +7,7 @@
  */
 #include <linux/random.h>
 
+#include "mr.h"
 #include "verbs.h"
 
 #define MROCE_KEY_INDEX_MAX	((1U << 24) - 1)

@@ -12,6 +12,7 @@
  */
 #include <linux/random.h>
 
+#include "mr.h"
 #include "verbs.h"
 
 #define MROCE_MW_INDEX_MAX	((1U << 24) - 1)

@@ -18,7 +18,8 @@
 #include "crc.h"
 #include "mroce.h"
 #include "net.h"
-#include "transport.h"
+#include "pkt.h"
+#include "tunables.h"
 #include "wire.h"
 
 unsigned short mroce_udp_port = MROCE_UDP_PORT_DEFAULT;

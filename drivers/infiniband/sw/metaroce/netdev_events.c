@@ -6,9 +6,8 @@
  */
 #include <linux/netdevice.h>
 
-#include "mroce.h"
-#include "transport.h"
 #include "conn.h"
+#include "mroce.h"
 
 static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 			      void *ptr)

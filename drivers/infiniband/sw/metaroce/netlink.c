@@ -11,11 +11,13 @@
 #include <net/genetlink.h>
 #include <rdma/metaroce-nl.h>
 
+#include "conn.h"
+#include "loss.h"
 #include "mroce.h"
 #include "netlink.h"
-#include "transport.h"
+#include "path.h"
+#include "pkt.h"
 #include "tunables.h"
-#include "loss.h"
 
 static struct genl_family mroce_nl_family;
 

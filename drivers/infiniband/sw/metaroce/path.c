@@ -9,16 +9,17 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
-#include "trace.h"
 #include "cc.h"
 #include "conn.h"
 #include "conn_tx.h"
 #include "loss.h"
+#include "net.h"
 #include "path.h"
+#include "pkt.h"
 #include "rc_req.h"
+#include "trace.h"
+#include "tunables.h"
+#include "verbs.h"
 
 /* Maximum packet bytes: a full segment and the largest overhead (12.2.1). */
 u32 mroce_mpb(const struct mroce_conn *conn)

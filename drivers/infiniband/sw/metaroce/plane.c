@@ -13,9 +13,8 @@
 #include <net/ip6_route.h>
 #include <net/route.h>
 
-#include "mroce.h"
-#include "transport.h"
 #include "conn.h"
+#include "mroce.h"
 
 /* The plane index of ndev on mdev: 0 for its own netdev, -1 for none. */
 int mroce_plane_of(struct mroce_dev *mdev, const struct net_device *ndev)

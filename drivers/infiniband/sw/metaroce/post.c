@@ -5,9 +5,10 @@
  * context.  An RC QP in RTS sends from the poster's context where it may
  * (mroce_rc_doorbell()); else the send worker sends, or flushes.
  */
-#include "verbs.h"
+#include "mr.h"
 #include "rc_req.h"
 #include "rc_resp.h"
+#include "verbs.h"
 
 static int mroce_check_send_wr(struct mroce_qp *qp,
 			       const struct ib_send_wr *wr, u32 *inline_len)

@@ -5,11 +5,11 @@
 #include <linux/slab.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "transport.h"
-#include "verbs.h"
 #include "conn.h"
 #include "lifecycle.h"
+#include "mr.h"
 #include "rc_req.h"
+#include "verbs.h"
 
 #define MROCE_QPN_MIN		16
 #define MROCE_QPN_MAX		((1U << 24) - 1)

@@ -9,19 +9,22 @@
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 
-#include "transport.h"
-#include "verbs.h"
 #include "close.h"
 #include "conn.h"
 #include "conn_tx.h"
 #include "lifecycle.h"
+#include "mr.h"
 #include "path.h"
+#include "pkt.h"
 #include "rc_req.h"
 #include "rc_resp.h"
 #include "rdctx.h"
 #include "rxpath.h"
 #include "segwin.h"
+#include "stream.h"
 #include "sync.h"
+#include "tunables.h"
+#include "verbs.h"
 
 static struct mroce_send_wqe *mroce_shadow(struct mroce_qp *qp, u32 idx)
 {

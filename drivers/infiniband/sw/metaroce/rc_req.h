@@ -6,7 +6,15 @@
 #ifndef MROCE_RC_REQ_H
 #define MROCE_RC_REQ_H
 
-#include "transport.h"
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+
+#include "wire.h"
+
+struct mroce_conn;
+struct mroce_qp;
+struct mroce_stream;
+struct mroce_txrec;
 
 void mroce_rc_send(struct mroce_qp *qp);
 bool mroce_rc_doorbell(struct mroce_qp *qp);

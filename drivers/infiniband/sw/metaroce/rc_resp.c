@@ -7,17 +7,20 @@
  */
 #include <linux/slab.h>
 
-#include "transport.h"
-#include "verbs.h"
 #include "conn.h"
 #include "conn_tx.h"
 #include "lifecycle.h"
+#include "mr.h"
 #include "path.h"
+#include "pkt.h"
 #include "rc_resp.h"
 #include "rdctx.h"
 #include "rxpath.h"
 #include "segwin.h"
+#include "stream.h"
 #include "sync.h"
+#include "tunables.h"
+#include "verbs.h"
 
 static unsigned long mroce_tkey(u32 qpn, u32 ssn)
 {

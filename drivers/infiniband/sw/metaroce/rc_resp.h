@@ -1,12 +1,44 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * rc_resp.c: the RC responder: placing requests, NAKs, credits (spec 10,
- * 13).
+ * rc_resp.c: the RC responder: placing requests (a tracker per message in
+ * placement, conn->trackers), NAKs, credits (spec 10, 13).  Under
+ * conn->lock.
  */
 #ifndef MROCE_RC_RESP_H
 #define MROCE_RC_RESP_H
 
-#include "transport.h"
+#include <linux/skbuff.h>
+
+#include "segwin.h"
+#include "wire.h"
+
+struct mroce_conn;
+struct mroce_qp;
+
+/* A request message being placed at the responder (spec 10.1). */
+struct mroce_tracker {
+	u32 ssn;
+	u8 type;
+	u8 segshift;
+	u16 flags;
+	u32 msn;
+	u32 msg_len;
+	u64 va;
+	u32 rkey;
+	__be32 imm;
+	u32 inv_rkey;
+	u64 swap_add;
+	u64 compare;
+	u32 nseg;
+	u32 seg_base;		/* lowest segment not placed */
+	u32 placed;		/* segments placed */
+	bool complete;
+	bool executed;		/* READ/ATOMIC: responses queued */
+	bool failed;
+	bool bound;		/* SRQ: rwqe holds the receive taken for it */
+	struct mroce_recv_wqe *rwqe;	/* SRQ, receive-consuming: in t's memory */
+	DECLARE_BITMAP(segs, MROCE_SEG_WIN);	/* segment seg_base + i */
+};
 
 void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr);
 void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,

@@ -7,9 +7,10 @@
  * in drop_no_resource) until a context is free, so what it can make us
  * hold does not grow with what it sends (spec 16.4).  conn->lock held.
  */
-#include "transport.h"
-#include "verbs.h"
+#include "conn.h"
 #include "rdctx.h"
+#include "stream.h"
+#include "verbs.h"
 
 /* A free context of qp's stream if it may take one more, else NULL. */
 struct mroce_rdctx *mroce_rdctx_free(struct mroce_qp *qp)

@@ -6,12 +6,13 @@
  */
 #include <linux/jiffies.h>
 
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
 #include "conn.h"
 #include "lifecycle.h"
+#include "net.h"
+#include "pkt.h"
 #include "reset.h"
+#include "tunables.h"
+#include "verbs.h"
 
 #define MROCE_RSX_LEN	(sizeof(struct mroce_bth) + sizeof(struct mroce_rsx))
 

@@ -5,7 +5,11 @@
 #ifndef MROCE_RESET_H
 #define MROCE_RESET_H
 
-#include "transport.h"
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+
+struct mroce_conn;
+struct mroce_dev;
 
 void mroce_reset_stateless(struct mroce_dev *mdev, struct sk_buff *in,
 			   const union ib_gid *local,

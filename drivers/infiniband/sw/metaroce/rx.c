@@ -12,12 +12,12 @@
 #include <net/ipv6_stubs.h>
 #include <net/udp.h>
 
+#include "conn.h"
 #include "crc.h"
 #include "net.h"
-#include "transport.h"
+#include "pkt.h"
 #include "verbs.h"
 #include "wire.h"
-#include "conn.h"
 
 /* The device that owns the packet's destination address, referenced. */
 static struct mroce_dev *mroce_rx_device(struct sock *sk, struct sk_buff *skb)

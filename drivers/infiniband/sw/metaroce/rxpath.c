@@ -6,13 +6,15 @@
  */
 #include <linux/slab.h>
 
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
 #include "cc.h"
 #include "conn.h"
+#include "net.h"
+#include "path.h"
+#include "pkt.h"
 #include "rxpath.h"
 #include "sync.h"
+#include "tunables.h"
+#include "verbs.h"
 
 static void mroce_rxpath_advance(struct mroce_rxpath *rx, u32 n)
 {

@@ -1,12 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * rxpath.c: receive state of the peer's paths, ACKs and probe replies (spec
- * 7.3, 8).
+ * 7.3, 8).  Under conn->lock.
  */
 #ifndef MROCE_RXPATH_H
 #define MROCE_RXPATH_H
 
-#include "transport.h"
+#include <linux/bitmap.h>
+#include <linux/ktime.h>
+#include <linux/skbuff.h>
+
+#include "wire.h"
+
+struct mroce_conn;
+struct mroce_qp;
+
+/* The receiver side of a peer's path (spec 7.3). */
+struct mroce_rxpath {
+	u32 cum;		/* all PSNs up to cum are resolved */
+	u32 high;		/* highest PSN received */
+	u32 ce_count;
+	u32 rx_count;
+	u32 ce_acked;		/* CE Count in the last ACK for the path */
+	ktime_t high_at;	/* arrival of high: the ACK Delay */
+	ktime_t ack_due;	/* a coalesced ACK is due; 0: none (8.2) */
+	u16 unacked;		/* NEW packets since the last ACK */
+	bool ack_now;		/* the packet in hand needs an ACK now */
+	bool last_ce;		/* the previous committed packet was CE */
+	bool reordered;		/* a NEW packet came below high since the last ACK */
+	bool sr_more;		/* Stream Records left after its last ACK */
+	u8 reply_plane;		/* where a coalesced ACK goes: the plane */
+	__be16 reply_sport;	/* and entropy of the latest packet */
+	DECLARE_BITMAP(sack, MROCE_SACK_BITS);	/* bit i: PSN cum + 1 + i */
+};
 
 int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb);
 void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,

@@ -8,10 +8,12 @@
  * suffices.  We track at most our own window's worth of segments: a
  * smaller window than the peer's is always allowed.  conn->lock held.
  */
-#include "transport.h"
-#include "verbs.h"
+#include "conn.h"
+#include "path.h"
 #include "rdctx.h"
 #include "segwin.h"
+#include "stream.h"
+#include "verbs.h"
 
 void mroce_segwin_start(struct mroce_segwin *sw, u32 ssn)
 {

@@ -7,14 +7,17 @@
  */
 #include <linux/slab.h>
 
-#include "net.h"
-#include "transport.h"
-#include "verbs.h"
 #include "conn.h"
+#include "net.h"
+#include "path.h"
+#include "pkt.h"
 #include "rc_req.h"
 #include "rc_resp.h"
 #include "rxpath.h"
+#include "stream.h"
 #include "sync.h"
+#include "tunables.h"
+#include "verbs.h"
 
 #define MROCE_SR_REPEAT		2	/* ACKs that carry an advanced record */
 #define MROCE_ACK_MAX_SR	58	/* records per ACK (MRC-HDR-015) */

@@ -5,7 +5,13 @@
 #ifndef MROCE_SYNC_H
 #define MROCE_SYNC_H
 
-#include "transport.h"
+#include <linux/skbuff.h>
+
+#include "wire.h"
+
+struct mroce_conn;
+struct mroce_qp;
+struct mroce_stream;
 
 void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp);
 void mroce_sr_forget(struct mroce_conn *conn, struct mroce_stream *st);

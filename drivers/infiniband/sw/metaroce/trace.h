@@ -13,7 +13,9 @@
 #include <linux/tracepoint.h>
 
 #include "mroce.h"
+#include "conn.h"
 #include "loss.h"
+#include "path.h"
 
 #define MROCE_TP_PATH_ARGS \
 	TP_PROTO(const struct mroce_conn *conn, const struct mroce_path *path)

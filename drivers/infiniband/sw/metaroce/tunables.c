@@ -5,10 +5,12 @@
  * metaroce tool (netlink.c) read and write, through one range check.  A
  * write outside a tunable's range fails with -EINVAL and changes nothing.
  */
+#include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 
-#include "transport.h"
 #include "tunables.h"
 
 const struct mroce_tunable *mroce_tunable_find(const char *name)

@@ -5,6 +5,7 @@
 #include <rdma/metaroce-abi.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "tunables.h"
 #include "verbs.h"
 
 int mroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)

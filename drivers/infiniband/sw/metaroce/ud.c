@@ -9,6 +9,7 @@
 #include <linux/ipv6.h>
 #include <linux/jhash.h>
 
+#include "mr.h"
 #include "net.h"
 #include "verbs.h"
 #include "wire.h"

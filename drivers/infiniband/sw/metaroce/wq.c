@@ -7,12 +7,14 @@
  */
 #include <linux/slab.h>
 
-#include "verbs.h"
 #include "close.h"
+#include "conn.h"
 #include "conn_tx.h"
 #include "lifecycle.h"
+#include "mr.h"
 #include "rc_req.h"
 #include "rc_resp.h"
+#include "verbs.h"
 
 int mroce_wq_init(struct mroce_wq *wq, u32 max_wr, u32 max_sge,
 		  u32 max_inline, bool send)
