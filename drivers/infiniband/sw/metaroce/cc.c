@@ -325,6 +325,8 @@ void mroce_cc_rx_count(struct mroce_conn *conn, const struct sk_buff *skb)
 	ktime_t now = ktime_get();
 	s64 age;
 
+	lockdep_assert_held(&conn->lock);
+
 	age = ktime_us_delta(now, conn->rx_window_at);
 	if (age >= win) {
 		WRITE_ONCE(conn->rx_rate_bytes,
@@ -354,6 +356,8 @@ u16 mroce_cc_rx_hint(struct mroce_conn *conn)
 	struct mroce_conn *fresh;
 	u64 cap, share;
 	ktime_t now;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (!conn->hints)
 		return 0;	/* no HINT capability: no hint (MRC-ACK-004) */

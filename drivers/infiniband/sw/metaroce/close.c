@@ -27,6 +27,8 @@ void mroce_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 	struct mroce_stream *st = &qp->stream;
 	struct mroce_txrec rec = {};
 
+	lockdep_assert_held(&conn->lock);
+
 	if (st->close_sent)
 		return;
 	st->close_sent = true;
@@ -80,6 +82,8 @@ void mroce_rx_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
 	const struct mroce_scx *scx = (const struct mroce_scx *)(sx + 1);
 
+	lockdep_assert_held(&conn->lock);
+
 	mroce_count(conn->mdev, STREAM_CLOSES_RCVD);
 	mroce_rc_peer_completed(conn, qp, ntohl(sx->ssn));
 	if (scx->nak_code) {
@@ -104,6 +108,8 @@ void mroce_stream_gone(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (qp->ibqp.srq && READ_ONCE(qp->state) == IB_QPS_ERR)
 		mroce_srq_flush_bound(conn, qp);
 	st->close_sent = true;	/* nothing to tell a closed peer stream */
@@ -121,6 +127,8 @@ void mroce_conn_close_send(struct mroce_conn *conn, u8 op,
 {
 	struct mroce_ccx *ccx;
 	struct sk_buff *skb;
+
+	lockdep_assert_held(&conn->lock);
 
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_CONN_CLOSE, sizeof(*ccx), 0);
 	if (!skb)
@@ -147,6 +155,8 @@ void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_ccx *ccx = (const struct mroce_ccx *)(bth + 1);
+
+	lockdep_assert_held(&conn->lock);
 
 	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*ccx) ||
 	    bth->payload_len || ccx->op < MROCE_CC_REQUEST ||

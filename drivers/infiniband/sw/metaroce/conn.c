@@ -76,6 +76,8 @@ void mroce_conn_arm_timer(struct mroce_conn *conn)
 	u64 slack = 20 * NSEC_PER_USEC;
 	ktime_t next;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (conn->state == MROCE_CONN_TOMBSTONE) {
 		next = conn->reap_queued ? KTIME_MAX : conn->tomb_at;
 	} else {
@@ -102,6 +104,8 @@ void mroce_conn_arm_timer(struct mroce_conn *conn)
 /* Run the timer at when at the latest (pacing, RNR).  conn->lock held. */
 void mroce_conn_wake_at(struct mroce_conn *conn, ktime_t when)
 {
+	lockdep_assert_held(&conn->lock);
+
 	if (!conn->wake_at || ktime_before(when, conn->wake_at))
 		conn->wake_at = when;
 	mroce_conn_arm_timer(conn);
@@ -187,6 +191,8 @@ static void mroce_conn_plane_up(struct mroce_conn *conn, int i,
 {
 	bool paired;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (conn->planes_paired & BIT(i)) {
 		mroce_paths_plane_up(conn, i, q);
 		return;
@@ -208,6 +214,8 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	struct sk_buff *skb;
 	struct mroce_cx *cx;
 	u8 naddrs;
+
+	lockdep_assert_held(&conn->lock);
 
 	naddrs = mroce_cx_addrs(conn, addrs);
 	skb = mroce_conn_alloc_pkt(conn, type, sizeof(*cx) + 16 * naddrs, 0);
@@ -239,6 +247,8 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 /* Send the CONNECT of a handshake in progress again.  conn->lock held. */
 void mroce_conn_resend_connect(struct mroce_conn *conn, struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	mroce_count(conn->mdev, CONNECT_RETRIES);
 	mroce_build_connect(conn, MROCE_T_CONNECT, q);
 }
@@ -357,6 +367,8 @@ static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 					  const union ib_gid *peer)
 {
 	struct mroce_conn *conn, *unconfirmed = NULL;
+
+	lockdep_assert_held(&mdev->conns_lock);
 
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (conn->state > MROCE_CONN_ESTABLISHED ||
@@ -528,6 +540,8 @@ static bool mroce_conn_other_epoch(const struct mroce_conn *conn,
 {
 	int k;
 
+	lockdep_assert_held(&conn->mdev->conns_lock);
+
 	if (!conn->peer_epoch || conn->peer_guid != guid ||
 	    conn->peer_epoch == epoch)
 		return false;
@@ -550,6 +564,8 @@ static void mroce_conns_peer_epoch(struct mroce_dev *mdev,
 				   u64 epoch)
 {
 	struct mroce_conn *conn;
+
+	lockdep_assert_held(&mdev->conns_lock);
 
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (!mroce_conn_other_epoch(conn, peer, guid, epoch))
@@ -577,6 +593,8 @@ static bool mroce_conns_restart_check(struct mroce_dev *mdev,
 {
 	struct mroce_conn *conn;
 	bool found = false;
+
+	lockdep_assert_held(&mdev->conns_lock);
 
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (!mroce_conn_other_epoch(conn, peer, guid, epoch))
@@ -611,6 +629,8 @@ static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
 	struct mroce_conn *conn, *same_addr = NULL;
 	u32 n = 0;
 
+	lockdep_assert_held(&mdev->conns_lock);
+
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (conn->state == MROCE_CONN_TOMBSTONE ||
 		    !mroce_conn_addrs_are(conn, local, peer))
@@ -643,6 +663,8 @@ static bool mroce_connect_evict(struct mroce_dev *mdev,
 	struct mroce_conn *conn, *old;
 	int tries;
 	bool gone;
+
+	lockdep_assert_held(&mdev->conns_lock);
 
 	/*
 	 * The scan reads without each connection's lock: a stream may attach
@@ -691,6 +713,8 @@ static int mroce_connect_admit(struct mroce_dev *mdev,
 			       const union ib_gid *local,
 			       const union ib_gid *peer, bool full, bool evict)
 {
+	lockdep_assert_held(&mdev->conns_lock);
+
 	if (mroce_rate_full(&mdev->connect_rl, READ_ONCE(mroce_conn_rate_limit)))
 		return -EBUSY;
 	if (full && !(evict && mroce_connect_evict(mdev, local, peer)))
@@ -824,6 +848,8 @@ static u64 mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (!mroce_cx_len_ok(bth)) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return 0;
@@ -927,6 +953,8 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
 	struct mroce_qp *qp = NULL;
 	int class;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (!mroce_seq_hdr_ok(conn, bth)) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
@@ -1202,6 +1230,8 @@ static void mroce_conn_plane_ev(struct mroce_conn *conn,
 				const struct mroce_plane_ev *ev,
 				struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	if (ev->added) {
 		mroce_conn_pair_planes(conn);
 		if (conn->planes_paired & BIT(ev->plane) &&

@@ -19,6 +19,8 @@
  */
 void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	spin_lock(&conn->txq.lock);
 	skb_queue_splice_tail_init(q, &conn->txq);
 	spin_unlock(&conn->txq.lock);

@@ -171,6 +171,8 @@ static int mroce_user_cq_complete(struct mroce_cq *cq, const struct ib_wc *wc,
 	struct metaroce_cqe *cqe;
 	u32 armed;
 
+	lockdep_assert_held(&cq->lock);
+
 	/* The consumer index is the process's: a bogus one reads as full. */
 	if (mroce_ring_full(r))
 		return -ENOSPC;

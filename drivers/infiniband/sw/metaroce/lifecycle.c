@@ -166,6 +166,8 @@ bool mroce_stomb_nak_ok(struct mroce_conn *conn, u32 lqpn, u32 pqpn)
 	struct mroce_stomb *s;
 	int i;
 
+	lockdep_assert_held(&conn->lock);
+
 	for (i = 0; i < MROCE_STOMBS; i++) {
 		s = &conn->stombs[i];
 		if (s->lqpn != lqpn || s->pqpn != pqpn ||
@@ -189,6 +191,8 @@ bool mroce_stomb_nak_ok(struct mroce_conn *conn, u32 lqpn, u32 pqpn)
 void mroce_conn_half_open_start(struct mroce_conn *conn)
 {
 	u32 ms = READ_ONCE(mroce_half_open_timeout_ms);
+
+	lockdep_assert_held(&conn->lock);
 
 	conn->half_open = true;
 	conn->half_open_until = ktime_add_ms(ktime_get(), ms);
@@ -216,6 +220,8 @@ void mroce_conn_confirm_probe(struct mroce_conn *conn, ktime_t now,
 {
 	u32 ms = READ_ONCE(mroce_half_open_timeout_ms);
 
+	lockdep_assert_held(&conn->lock);
+
 	mroce_path_confirm(conn, q);
 	conn->confirm_next = ktime_add_ms(now, max(ms / 4, 1U));
 	mroce_conn_arm_timer(conn);
@@ -229,6 +235,8 @@ void mroce_conn_confirm_probe(struct mroce_conn *conn, ktime_t now,
 void mroce_conn_restart_check(struct mroce_conn *conn)
 {
 	ktime_t now = ktime_get();
+
+	lockdep_assert_held(&conn->lock);
 
 	conn->restart_next = now;
 	conn->restart_until = ktime_add_us(now, READ_ONCE(mroce_rto_max_us));
@@ -245,6 +253,8 @@ static bool mroce_conn_restart_tick(struct mroce_conn *conn, ktime_t now,
 				    struct sk_buff_head *q)
 {
 	u32 us;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (conn->restart_next && !ktime_after(conn->restart_next, now)) {
 		us = max(mroce_path_check_alive(conn, q),
@@ -265,6 +275,8 @@ static bool mroce_conn_restart_tick(struct mroce_conn *conn, ktime_t now,
 /* Start the idle clock if the last stream went.  conn->lock held. */
 void mroce_conn_idle_check(struct mroce_conn *conn)
 {
+	lockdep_assert_held(&conn->lock);
+
 	if (conn->streams || conn->state != MROCE_CONN_ESTABLISHED) {
 		conn->idle_at = 0;
 		return;
@@ -283,6 +295,8 @@ void mroce_stream_unlink(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 
+	lockdep_assert_held(&conn->lock);
+
 	conn->msgs_out -= mroce_msgs_out(st);
 	list_del_init(&st->wait_entry);
 	mroce_sr_forget(conn, st);
@@ -299,6 +313,8 @@ void mroce_stream_unlink(struct mroce_conn *conn, struct mroce_qp *qp)
 /* TOMBSTONE (C7, C11, C13, C15): only the CID is left.  conn->lock held. */
 void mroce_conn_tombstone(struct mroce_conn *conn)
 {
+	lockdep_assert_held(&conn->lock);
+
 	if (conn->state == MROCE_CONN_TOMBSTONE)
 		return;
 	conn->state = MROCE_CONN_TOMBSTONE;
@@ -324,6 +340,8 @@ void mroce_conn_fail(struct mroce_conn *conn)
 	struct mroce_stream *st, *tmp;
 	struct mroce_qp *qp;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (conn->state == MROCE_CONN_TOMBSTONE)
 		return;
 	mroce_count(conn->mdev, CONN_FAILED);
@@ -345,6 +363,8 @@ ktime_t mroce_conn_life_next(struct mroce_conn *conn)
 {
 	ktime_t next = KTIME_MAX;
 	u32 dead = READ_ONCE(mroce_conn_dead_timeout_s);
+
+	lockdep_assert_held(&conn->lock);
 
 	if (conn->idle_at)
 		next = conn->idle_at;
@@ -397,6 +417,8 @@ void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
 			  struct sk_buff_head *q)
 {
 	u32 dead = READ_ONCE(mroce_conn_dead_timeout_s);
+
+	lockdep_assert_held(&conn->lock);
 
 	if (conn->half_open && !ktime_after(conn->half_open_until, now)) {
 		/*

@@ -147,6 +147,8 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 	struct mroce_inflight *f = mroce_slot(path, psn);
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (conn->backlog)
 		flags |= MROCE_F_BKLG;
 	f->rec = *rec;
@@ -218,6 +220,8 @@ void mroce_declare_lost(struct mroce_conn *conn, struct mroce_path *path,
 	struct mroce_qp *qp = rec.qp;
 	u8 tries = f->tries;
 
+	lockdep_assert_held(&conn->lock);
+
 	path->lost_pkts++;
 	path->win_lost++;
 	if (qp)
@@ -239,6 +243,8 @@ void mroce_declare_all_lost(struct mroce_conn *conn, struct mroce_path *path,
 {
 	struct mroce_inflight *f;
 	u32 psn;
+
+	lockdep_assert_held(&conn->lock);
 
 	for (psn = path->plw; psn != path->next_psn; psn++) {
 		f = mroce_slot(path, psn);
@@ -413,6 +419,8 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	bool early = false, lost = false, timer_only;
 	s64 high;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (akx->ack_flags & MROCE_ACKF_NO_STATE) {
 		if (probe_psn)	/* nothing sent before it arrived */
 			for (psn = path->plw; mroce_seq_diff(*probe_psn, psn) > 0;
@@ -537,6 +545,8 @@ void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_akx *akx = (const struct mroce_akx *)(bth + 1);
 	const struct mroce_sr *sr = (const struct mroce_sr *)(akx + 1);
 	u32 i;
+
+	lockdep_assert_held(&conn->lock);
 
 	/* The fixed part is there before num_sr is read. */
 	if (bth->hdr_len * 4 < sizeof(*bth) + sizeof(*akx) ||

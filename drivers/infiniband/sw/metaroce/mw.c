@@ -63,6 +63,9 @@ err_limit:
 /* Undo mw's binding.  mdev->mw_lock and mw->lock held. */
 static void mroce_mw_unbind(struct mroce_mw *mw)
 {
+	lockdep_assert_held(&to_mdev(mw->ibmw.device)->mw_lock);
+	lockdep_assert_held(&mw->lock);
+
 	if (mw->mr) {
 		mw->mr->num_mw--;
 		mw->mr = NULL;
@@ -124,6 +127,8 @@ static struct mroce_mr *mroce_bind_mr(struct mroce_qp *qp,
 	struct mroce_mr *mr = xa_load(&mdev->mr_xa, b->mr_lkey >> 8);
 	u64 end;
 
+	lockdep_assert_held(&mdev->mw_lock);
+
 	/* Only user MRs: they never change while a window is bound. */
 	if (!mr || mr->type != MROCE_MR_USER || mr->key != b->mr_lkey ||
 	    mr->mw_closed || READ_ONCE(mr->ibmr.pd) != qp->ibqp.pd)
@@ -148,6 +153,8 @@ static struct mroce_mr *mroce_bind_mr(struct mroce_qp *qp,
 static bool mroce_bind_ok(struct mroce_qp *qp, struct mroce_mw *mw,
 			  const struct metaroce_wqe_bind *b)
 {
+	lockdep_assert_held(&to_mdev(qp->ibqp.device)->mw_lock);
+
 	if (mw->dead || b->new_rkey >> 8 != mw->index ||
 	    (mw->ibmw.type == IB_MW_TYPE_1 && mw->key != b->mw_rkey) ||
 	    mw->ibmw.pd != qp->ibqp.pd)		/* C10-72 */

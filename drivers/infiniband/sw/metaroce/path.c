@@ -166,6 +166,8 @@ int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 	struct mroce_path *path;
 	u32 i;
 
+	lockdep_assert_held(&conn->lock);
+
 	for (i = conn->npaths; i < n; i++) {
 		path = mroce_path_alloc();
 		if (!path)
@@ -290,6 +292,8 @@ static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
 	struct mroce_pbx *pbx;
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&conn->lock);
+
 	path->probe_at = ktime_get();
 	path->probe_id++;
 	rec = &path->probes[path->probe_id % MROCE_PROBES];
@@ -331,6 +335,8 @@ static void mroce_path_tlp(struct mroce_conn *conn, struct mroce_path *path,
 	struct mroce_path *other;
 	u32 psn;
 
+	lockdep_assert_held(&conn->lock);
+
 	for (psn = path->next_psn - 1; mroce_seq_diff(psn, path->plw) >= 0;
 	     psn--) {
 		if (mroce_slot(path, psn)->live) {
@@ -360,6 +366,8 @@ static void mroce_path_tlp(struct mroce_conn *conn, struct mroce_path *path,
  */
 void mroce_path_confirm(struct mroce_conn *conn, struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	if (conn->npaths)
 		mroce_send_probe(conn, conn->paths[0], q);
 }
@@ -373,6 +381,8 @@ u32 mroce_path_check_alive(struct mroce_conn *conn, struct sk_buff_head *q)
 {
 	struct mroce_path *path;
 	int i;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (!conn->npaths)
 		return 0;
@@ -392,6 +402,8 @@ static void mroce_path_probe_new(struct mroce_conn *conn,
 				 struct mroce_path *path,
 				 struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	if (path->state != MROCE_PATH_PROBING)
 		path->entropies = 0;
 	mroce_path_set_state(conn, path, MROCE_PATH_PROBING);
@@ -415,6 +427,8 @@ static u32 mroce_paths_active(const struct mroce_conn *conn)
 static void mroce_path_rto(struct mroce_conn *conn, struct mroce_path *path,
 			   struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	mroce_count(conn->mdev, RTO_TIMEOUTS);
 	trace_mroce_path_rto(conn, path);
 	mroce_path_back_off(path);
@@ -434,6 +448,8 @@ static void mroce_path_reorder_expired(struct mroce_conn *conn,
 	struct mroce_inflight *f;
 	bool lost = false;
 	u32 psn;
+
+	lockdep_assert_held(&conn->lock);
 
 	path->reo_at = 0;
 	for (psn = path->plw; mroce_seq_diff(path->high_acked, psn) > 0; psn++) {
@@ -457,6 +473,8 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 {
 	s64 pto = mroce_probe_timeout(conn, path);
 	s64 since_probe = ktime_us_delta(now, path->probe_at);
+
+	lockdep_assert_held(&conn->lock);
 
 	switch (path->state) {
 	case MROCE_PATH_ACTIVE:
@@ -514,6 +532,8 @@ void mroce_path_timeout(struct mroce_conn *conn, ktime_t now,
 {
 	bool short_failed;
 	int i;
+
+	lockdep_assert_held(&conn->lock);
 
 	for (i = 0; i < conn->npaths; i++) {
 		/* Fewer than min_active_paths: probe failed ones at once. */
@@ -579,6 +599,8 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	s64 rtt;
 	u32 id;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*pbx) + sizeof(*akx) ||
 	    bth->payload_len || akx->num_sr || bth->path_id >= conn->npaths) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
@@ -635,6 +657,8 @@ void mroce_paths_plane_down(struct mroce_conn *conn, int plane, bool removed,
 	struct mroce_path *path;
 	int i;
 
+	lockdep_assert_held(&conn->lock);
+
 	for (i = 0; i < conn->npaths; i++) {
 		path = conn->paths[i];
 		if (path->plane != plane)
@@ -653,6 +677,8 @@ void mroce_paths_plane_up(struct mroce_conn *conn, int plane,
 {
 	struct mroce_path *path;
 	int i;
+
+	lockdep_assert_held(&conn->lock);
 
 	for (i = 0; i < conn->npaths; i++) {
 		path = conn->paths[i];
@@ -812,6 +838,8 @@ static void mroce_path_carry(struct mroce_conn *conn,
 	struct mroce_path *path;
 	u32 charge = mroce_charge(conn, rec);
 
+	lockdep_assert_held(&conn->lock);
+
 	path = mroce_pick(conn, charge, from);
 	if (!path) {
 		mroce_retx_queue(conn, rec, tries, from < 0 ? 0 : from);
@@ -840,6 +868,8 @@ static void mroce_path_carry(struct mroce_conn *conn,
 void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
 		     struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	conn->backlog = false;
 	mroce_path_carry(conn, rec, 1, -1, q);
 }
@@ -851,6 +881,8 @@ void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
 void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
 		       u8 tries, u8 from, struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	if (!list_empty(&conn->retxq) ||
 	    !mroce_cc_pace_ok(conn, mroce_charge(conn, rec)))
 		mroce_retx_queue(conn, rec, tries, from);
@@ -867,6 +899,8 @@ void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
 	struct mroce_retx *r;
 	bool needed;
 	u32 charge;
+
+	lockdep_assert_held(&conn->lock);
 
 	while ((r = list_first_entry_or_null(&conn->retxq, struct mroce_retx,
 					     list))) {

@@ -375,6 +375,8 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 	struct mroce_send_wqe *wqe;
 	struct mroce_txrec rec;
 
+	lockdep_assert_held(&conn->lock);
+
 	while (READ_ONCE(qp->state) == IB_QPS_RTS) {
 		if (!budget--) {
 			mroce_qp_kick(qp);
@@ -511,6 +513,8 @@ void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 	struct mroce_qp *qp;
 	u32 free_slots;
 	LIST_HEAD(run);
+
+	lockdep_assert_held(&conn->lock);
 
 	list_splice_init(&conn->wait_qps, &run);
 	/* As many slot waiters as there are free slots, oldest first. */
@@ -742,6 +746,8 @@ static void mroce_rc_not_ready(struct mroce_conn *conn, struct mroce_qp *qp,
 	struct mroce_stream *st = &qp->stream;
 	ktime_t now = ktime_get();
 	u64 wait_us;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (time_before(jiffies, st->rnr_until))
 		return;			/* already paused */

@@ -110,6 +110,8 @@ void mroce_nak_send(struct mroce_conn *conn, const struct sk_buff *in,
 	struct sk_buff *skb;
 	u8 code = n->code;
 
+	lockdep_assert_held(&conn->lock);
+
 	conn->ack_now = true;	/* MRC-ACK-006 rule 7 */
 	/* Per connection at most nak_rate a second (spec 16.4). */
 	if (mroce_rate_full(&conn->nak_rl, READ_ONCE(mroce_nak_rate))) {
@@ -178,6 +180,8 @@ void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
 		.msn = mroce_is_recv_type(ib->type) ? ntohl(sx->msn) : 0,
 	};
 	struct mroce_qp *qp = mroce_qp_get(conn->mdev, n.resp);
+
+	lockdep_assert_held(&conn->lock);
 
 	if (qp) {
 		if (qp->ibqp.qp_type == IB_QPT_RC && qp->stream.conn == conn)
@@ -268,6 +272,8 @@ void mroce_srq_flush_bound(struct mroce_conn *conn, struct mroce_qp *qp)
 	struct mroce_tracker *t;
 	unsigned long idx;
 
+	lockdep_assert_held(&conn->lock);
+
 	xa_for_each_range(&conn->trackers, idx, t, mroce_tkey(qpn, from),
 			  mroce_tkey(qpn, U32_MAX))
 		if (t->bound)
@@ -346,6 +352,8 @@ static bool mroce_read_respond(struct mroce_conn *conn, struct mroce_qp *qp,
 		.src_rkey = t->rkey,
 	};
 
+	lockdep_assert_held(&conn->lock);
+
 	do {
 		if (!mroce_path_has_room(conn) ||
 		    !mroce_segwin_open(conn, &qp->stream.resp_win,
@@ -373,6 +381,8 @@ static void mroce_atomic_respond(struct mroce_conn *conn, struct mroce_qp *qp,
 		.swap_add = orig,
 	};
 
+	lockdep_assert_held(&conn->lock);
+
 	mroce_path_send(conn, &rec, q);
 }
 
@@ -386,6 +396,8 @@ static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
 	struct mroce_stream *st = &qp->stream;
 	u64 orig = 0;
 	int slot;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (t->type == MROCE_T_READ_REQ) {
 		if (!t->executed) {
@@ -419,6 +431,8 @@ static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 	u32 before = st->completed_ssn;
 	struct mroce_tracker *t;
 
+	lockdep_assert_held(&conn->lock);
+
 	/*
 	 * A QP in the error state executes and delivers nothing more: its
 	 * receive WQEs were completed in error or flushed (mroce_rq_fail()).
@@ -445,6 +459,8 @@ static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	mroce_rc_advance(conn, qp, q);
 }
 
@@ -556,6 +572,8 @@ static void mroce_fail_msg(struct mroce_conn *conn, struct mroce_qp *qp,
 {
 	enum ib_event_type ev = IB_EVENT_QP_FATAL;
 
+	lockdep_assert_held(&conn->lock);
+
 	t->failed = true;
 	mroce_send_nak(conn, skb, code, detail, param, q);
 	if (!qp->stream.fatal_code) {
@@ -581,6 +599,8 @@ static int mroce_srq_bind(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct mroce_tracker *t, const struct sk_buff *skb,
 			  struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	if (t->bound)
 		return 0;
 	if (!t->rwqe || !mroce_srq_take(to_msrq(qp->ibqp.srq), t->rwqe))
@@ -603,6 +623,8 @@ static bool mroce_place_srq(struct mroce_conn *conn, struct mroce_qp *qp,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
 	void *payload = mroce_rx_payload(skb);
+
+	lockdep_assert_held(&conn->lock);
 
 	if (mroce_srq_bind(conn, qp, t, skb, q))
 		return false;	/* RNR, or t->failed */
@@ -637,6 +659,8 @@ static void mroce_rq_fail(struct mroce_qp *qp, u32 msn,
 	};
 	u32 k = msn - qp->stream.recv_msn;
 
+	lockdep_assert_held(&qp->rq.lock);
+
 	if (k >= mroce_rq_posted(qp))
 		return;
 	while (mroce_rq_peek(qp, &qp->rq_scratch)) {
@@ -662,6 +686,8 @@ static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
 	struct mroce_recv_wqe *wqe = &qp->rq_scratch;
 	unsigned long flags;
 	int err;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (qp->ibqp.srq && bth->type != MROCE_T_WRITE) {
 		if (bth->type != MROCE_T_WRITE_IMM)
@@ -735,6 +761,8 @@ static bool mroce_check_target(struct mroce_conn *conn, struct mroce_qp *qp,
 	int access = mroce_qp_access_needed(t->type);
 	int detail;
 
+	lockdep_assert_held(&conn->lock);
+
 	/* The key a SEND_INV names, before any byte is placed (10.3.4). */
 	if (t->type == MROCE_T_SEND_INV && mroce_inv_check(qp, t->inv_rkey)) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 6, 0, q);
@@ -791,6 +819,8 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 	struct mroce_tracker *t;
 	bool first;
 	s32 d;
+
+	lockdep_assert_held(&conn->lock);
 
 	st->rx_path = bth->path_id;
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {

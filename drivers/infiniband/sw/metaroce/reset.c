@@ -133,6 +133,8 @@ u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 	u32 scid = ntohl(bth->scid);
 	u64 epoch;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (bth->hdr_len * 4 != MROCE_RSX_LEN || bth->payload_len ||
 	    !rsx->reason || rsx->reason > MROCE_RST_PEER_RESTART) {
 		mroce_count(mdev, DROP_BAD_HEADER);

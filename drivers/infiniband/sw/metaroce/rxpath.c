@@ -208,6 +208,8 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 	u8 nsr;
 	u16 hint;
 
+	lockdep_assert_held(&conn->lock);
+
 	conn->ack_now = false;
 	if (rx) {
 		rx->unacked = 0;
@@ -242,6 +244,8 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 		    struct mroce_qp *qp, struct sk_buff_head *q)
 {
+	lockdep_assert_held(&conn->lock);
+
 	mroce_build_ack(conn, ((const struct mroce_bth *)in->data)->path_id,
 			qp, udp_hdr(in)->source,
 			((const struct mroce_skb_cb *)in->cb)->plane, q);
@@ -256,6 +260,8 @@ void mroce_ack_unsolicited(struct mroce_conn *conn, u8 id,
 {
 	struct mroce_rxpath *rx = id < MROCE_MAX_RX_PATHS ?
 				  conn->rxpaths[id] : NULL;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (rx)
 		mroce_build_ack(conn, id, qp, rx->reply_sport, rx->reply_plane,
@@ -280,6 +286,8 @@ void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	struct mroce_rxpath *rx = conn->rxpaths[bth->path_id];
 
+	lockdep_assert_held(&conn->lock);
+
 	if (!rx || rx->ack_now || conn->ack_now ||
 	    ntohs(bth->flags) & (MROCE_F_AR | MROCE_F_LAST) ||
 	    ++rx->unacked >= READ_ONCE(mroce_ack_coalesce_pkts)) {
@@ -300,6 +308,8 @@ void mroce_ack_tick(struct mroce_conn *conn, ktime_t now,
 	struct mroce_rxpath *rx;
 	ktime_t next = 0;
 	int i;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (!conn->ack_due || ktime_after(conn->ack_due, now))
 		return;
@@ -330,6 +340,8 @@ void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
 	struct mroce_pbx *rpbx;
 	struct sk_buff *reply;
 	u16 hint;
+
+	lockdep_assert_held(&conn->lock);
 
 	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*pbx) ||
 	    bth->path_id >= MROCE_MAX_RX_PATHS ||

@@ -171,6 +171,8 @@ void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
 {
 	struct mroce_stream *st = &qp->stream;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (!mroce_stream_waiting(qp)) {
 		st->sync_at = 0;
 		st->sync_backoff = 0;
@@ -276,6 +278,8 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 	ktime_t next = 0;
 	u32 n = 0;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (!conn->npaths || !conn->stream_due)
 		return;
 	if (ktime_after(conn->stream_due, now)) {
@@ -367,6 +371,8 @@ static void mroce_sync_entry(struct mroce_conn *conn, struct sk_buff *skb,
 	struct mroce_qp *qp = mroce_qp_get(conn->mdev, n.resp);
 	enum ib_qp_state state;
 
+	lockdep_assert_held(&conn->lock);
+
 	if (qp && qp->ibqp.qp_type == IB_QPT_RC &&
 	    qp->attr.dest_qp_num == n.req) {
 		state = READ_ONCE(qp->state);
@@ -402,6 +408,8 @@ void mroce_rx_sync(struct mroce_conn *conn, struct sk_buff *skb,
 	const __be32 *e = (const __be32 *)(syx + 4);
 	bool nak_sent = false;
 	u32 n, i;
+
+	lockdep_assert_held(&conn->lock);
 
 	/* The count is read only once the packet is known to hold it. */
 	n = bth->hdr_len * 4 >= sizeof(*bth) + 4 ? syx[0] : 0;

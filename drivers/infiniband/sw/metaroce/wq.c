@@ -468,6 +468,8 @@ void mroce_send_worker(struct work_struct *work)
  */
 bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe)
 {
+	lockdep_assert_held(&qp->rq.lock);
+
 	return mroce_wq_peek_recv(&qp->rq, wqe);
 }
 
@@ -475,6 +477,8 @@ bool mroce_rq_peek(struct mroce_qp *qp, struct mroce_recv_wqe *wqe)
 bool mroce_wq_peek_recv(struct mroce_wq *rq, struct mroce_recv_wqe *wqe)
 {
 	const struct metaroce_recv_wqe *src;
+
+	lockdep_assert_held(&rq->lock);
 
 	if (!mroce_ring_produced(&rq->ring, rq->ring.cons))
 		return false;
@@ -488,6 +492,8 @@ bool mroce_wq_peek_recv(struct mroce_wq *rq, struct mroce_recv_wqe *wqe)
 /* Complete the oldest receive WQE with *wc.  Caller holds rq.lock. */
 void mroce_rq_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited)
 {
+	lockdep_assert_held(&qp->rq.lock);
+
 	/* Slot first, as for the SQ: the WQE was copied out by the peek. */
 	mroce_ring_consume(&qp->rq.ring);
 	mroce_cq_complete(to_mcq(qp->ibqp.recv_cq), wc, solicited);
@@ -501,6 +507,8 @@ void mroce_rq_complete(struct mroce_qp *qp, struct ib_wc *wc, bool solicited)
  */
 bool mroce_recv_take(struct mroce_qp *qp, struct mroce_recv_wqe *wqe)
 {
+	lockdep_assert_held(&qp->rq.lock);
+
 	if (qp->ibqp.srq)
 		return mroce_srq_take(to_msrq(qp->ibqp.srq), wqe);
 	return mroce_rq_peek(qp, wqe);
