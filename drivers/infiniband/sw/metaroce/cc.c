@@ -84,9 +84,9 @@ static u32 mroce_w_total(const struct mroce_conn *conn)
 	u32 w = 0;
 	int i;
 
-	for (i = 0; i < conn->npaths; i++)
-		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
-			w += conn->paths[i]->cwnd;
+	for (i = 0; i < conn->tx.npaths; i++)
+		if (conn->tx.paths[i]->state == MROCE_PATH_ACTIVE)
+			w += conn->tx.paths[i]->cwnd;
 	return max(w, 1U);
 }
 
@@ -100,8 +100,8 @@ static u32 mroce_pace_rate(struct mroce_conn *conn, bool *hint_limited)
 	struct mroce_path *p;
 	int i;
 
-	for (i = 0; i < conn->npaths; i++) {
-		p = conn->paths[i];
+	for (i = 0; i < conn->tx.npaths; i++) {
+		p = conn->tx.paths[i];
 		if (p->state != MROCE_PATH_ACTIVE || !p->srtt_us)
 			continue;
 		/* bytes per ms = cwnd * 1000 / srtt; gain 2 or 1.25 */
@@ -109,9 +109,9 @@ static u32 mroce_pace_rate(struct mroce_conn *conn, bool *hint_limited)
 		rate += div_u64((u64)p->cwnd * (p->cwnd < p->ssthresh ? 2000 :
 						1250), p->srtt_us);
 	}
-	if (conn->hint && ktime_ms_delta(ktime_get(), conn->hint_at) <
+	if (conn->cc.hint && ktime_ms_delta(ktime_get(), conn->cc.hint_at) <
 	    READ_ONCE(mroce_hint_ttl_ms))
-		hint = (u64)conn->hint * 125;	/* Mb/s to bytes per ms */
+		hint = (u64)conn->cc.hint * 125;	/* Mb/s to bytes/ms */
 	*hint_limited = hint && plain && hint < plain;
 	if (hint && (!rate || hint < rate))
 		rate = hint;
@@ -194,29 +194,29 @@ bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge)
 	u64 burst = (u64)READ_ONCE(mroce_pace_burst_pkts) * mroce_mpb(conn)
 		    << 10;
 	ktime_t now = ktime_get();
+	u64 need, wait_ns, elapsed_ns;
 	bool hint_limited;
-	u64 need, wait_ns;
 	u32 rate;
 
 	rate = mroce_pace_rate(conn, &hint_limited);
-	conn->pace_rate = rate;
+	conn->cc.pace_rate = rate;
 	if (!rate) {
-		conn->tokens = burst;
-		conn->tokens_at = now;
+		conn->cc.tokens = burst;
+		conn->cc.tokens_at = now;
 		return true;
 	}
 	/* bytes per ms << 10 is bytes << 10 per 10^6 ns */
-	conn->tokens += div_u64((u64)rate * ktime_to_ns(ktime_sub(now,
-					conn->tokens_at)) << 10, NSEC_PER_MSEC);
-	conn->tokens_at = now;
-	if (conn->tokens >= burst) {
-		conn->tokens = burst;
+	elapsed_ns = ktime_to_ns(ktime_sub(now, conn->cc.tokens_at));
+	conn->cc.tokens += div_u64((u64)rate * elapsed_ns << 10, NSEC_PER_MSEC);
+	conn->cc.tokens_at = now;
+	if (conn->cc.tokens >= burst) {
+		conn->cc.tokens = burst;
 		return true;
 	}
 	need = (u64)charge << 10;
-	if (conn->tokens >= need)
+	if (conn->cc.tokens >= need)
 		return true;
-	wait_ns = div_u64((need - conn->tokens) * NSEC_PER_MSEC, rate) >> 10;
+	wait_ns = div_u64((need - conn->cc.tokens) * NSEC_PER_MSEC, rate) >> 10;
 	mroce_conn_wake_at(conn, ktime_add_ns(now, wait_ns + 1));
 	return false;
 }
@@ -225,7 +225,7 @@ void mroce_cc_pace_charge(struct mroce_conn *conn, u32 charge)
 {
 	u64 c = (u64)charge << 10;
 
-	conn->tokens = conn->tokens > c ? conn->tokens - c : 0;
+	conn->cc.tokens = conn->cc.tokens > c ? conn->cc.tokens - c : 0;
 }
 
 /*
@@ -263,12 +263,13 @@ u32 mroce_hint_decode(u16 hint)
 /* Adopt the rate hint of the newest ACK-class packet (MRC-CC-021). */
 void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq)
 {
-	if (conn->hint_seen && mroce_seq_diff(ack_seq, conn->hint_seq) <= 0)
+	if (conn->cc.hint_seen &&
+	    mroce_seq_diff(ack_seq, conn->cc.hint_seq) <= 0)
 		return;
-	conn->hint_seen = true;
-	conn->hint_seq = ack_seq;
-	conn->hint = mroce_hint_decode(hint);
-	conn->hint_at = ktime_get();
+	conn->cc.hint_seen = true;
+	conn->cc.hint_seq = ack_seq;
+	conn->cc.hint = mroce_hint_decode(hint);
+	conn->cc.hint_at = ktime_get();
 }
 
 /*
@@ -287,12 +288,12 @@ static u64 mroce_fair_share(struct mroce_dev *mdev, u64 cap, ktime_t now,
 		if (n == ARRAY_SIZE(r))
 			break;
 		if (c != fresh &&
-		    ktime_us_delta(now, READ_ONCE(c->rx_last_at)) > win)
+		    ktime_us_delta(now, READ_ONCE(c->rx.last_at)) > win)
 			continue;
 		/* bytes per window of win us, in kb/s */
-		r[n] = div_u64(READ_ONCE(c->rx_rate_bytes) * 8000, win);
-		b[n] = c == fresh || READ_ONCE(c->rx_bklg) ||
-		       READ_ONCE(c->rx_bklg_prev);
+		r[n] = div_u64(READ_ONCE(c->rx.rate_bytes) * 8000, win);
+		b[n] = c == fresh || READ_ONCE(c->rx.bklg) ||
+		       READ_ONCE(c->rx.bklg_prev);
 		n++;
 	}
 	left = n;
@@ -327,21 +328,21 @@ void mroce_cc_rx_count(struct mroce_conn *conn, const struct sk_buff *skb)
 
 	lockdep_assert_held(&conn->lock);
 
-	age = ktime_us_delta(now, conn->rx_window_at);
+	age = ktime_us_delta(now, conn->rx.window_at);
 	if (age >= win) {
-		WRITE_ONCE(conn->rx_rate_bytes,
-			   age >= 2 * win ? 0 : conn->rx_window_bytes);
-		WRITE_ONCE(conn->rx_bklg_prev, conn->rx_bklg);
-		conn->rx_window_bytes = 0;
-		WRITE_ONCE(conn->rx_bklg, false);
-		conn->rx_window_at = now;
+		WRITE_ONCE(conn->rx.rate_bytes,
+			   age >= 2 * win ? 0 : conn->rx.window_bytes);
+		WRITE_ONCE(conn->rx.bklg_prev, conn->rx.bklg);
+		conn->rx.window_bytes = 0;
+		WRITE_ONCE(conn->rx.bklg, false);
+		conn->rx.window_at = now;
 	}
-	if (ktime_us_delta(now, conn->rx_last_at) > win)
-		conn->rx_fresh = true;	/* newly active: recompute at once */
-	conn->rx_window_bytes += skb->len + MROCE_CRC_LEN + 28;
+	if (ktime_us_delta(now, conn->rx.last_at) > win)
+		conn->rx.fresh = true;	/* newly active: recompute at once */
+	conn->rx.window_bytes += skb->len + MROCE_CRC_LEN + 28;
 	if (ntohs(((const struct mroce_bth *)skb->data)->flags) & MROCE_F_BKLG)
-		WRITE_ONCE(conn->rx_bklg, true);
-	WRITE_ONCE(conn->rx_last_at, now);
+		WRITE_ONCE(conn->rx.bklg, true);
+	WRITE_ONCE(conn->rx.last_at, now);
 }
 
 /*
@@ -359,15 +360,15 @@ u16 mroce_cc_rx_hint(struct mroce_conn *conn)
 
 	lockdep_assert_held(&conn->lock);
 
-	if (!conn->hints)
+	if (!conn->cx.hints)
 		return 0;	/* no HINT capability: no hint (MRC-ACK-004) */
 	cap = READ_ONCE(mroce_rx_capacity_mbps) ?: READ_ONCE(mdev->link_mbps);
 	if (!cap)
 		return 0;
 	/* C_t in kb/s: Mb/s * pct / 100 * 1000 */
 	cap *= READ_ONCE(mroce_rx_target_util_pct) * 10;
-	fresh = conn->rx_fresh ? conn : NULL;
-	conn->rx_fresh = false;
+	fresh = conn->rx.fresh ? conn : NULL;
+	conn->rx.fresh = false;
 	now = ktime_get();
 	if (fresh || ktime_us_delta(now, READ_ONCE(mdev->hint_at)) >=
 	    READ_ONCE(mroce_hint_interval_us)) {

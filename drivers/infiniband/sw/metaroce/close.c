@@ -32,8 +32,8 @@ void mroce_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 	if (st->close_sent)
 		return;
 	st->close_sent = true;
-	if (conn->state != MROCE_CONN_ESTABLISHED || !conn->npaths ||
-	    conn->half_open)
+	if (conn->state != MROCE_CONN_ESTABLISHED || !conn->tx.npaths ||
+	    conn->life.half_open)
 		return;		/* the peer cannot know the stream yet */
 	rec.type = MROCE_T_STREAM_CLOSE;
 	rec.flags = MROCE_F_LAST;
@@ -143,10 +143,10 @@ static bool mroce_conn_unresolved(struct mroce_conn *conn)
 {
 	int i;
 
-	for (i = 0; i < conn->npaths; i++)
-		if (conn->paths[i]->live)
+	for (i = 0; i < conn->tx.npaths; i++)
+		if (conn->tx.paths[i]->live)
 			return true;
-	return !list_empty(&conn->retxq);
+	return !list_empty(&conn->tx.retxq);
 }
 
 /* A CONN_CLOSE from the peer (C11 to C14).  conn->lock held. */
@@ -166,7 +166,7 @@ void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
 	}
 	switch (ccx->op) {
 	case MROCE_CC_REQUEST:
-		if (conn->streams || mroce_conn_unresolved(conn)) {
+		if (conn->streams.count || mroce_conn_unresolved(conn)) {
 			mroce_conn_close_send(conn, MROCE_CC_REFUSE, q);
 			return;
 		}
@@ -179,7 +179,7 @@ void mroce_rx_conn_close(struct mroce_conn *conn, struct sk_buff *skb,
 	default:
 		if (conn->state == MROCE_CONN_CLOSING) {
 			conn->state = MROCE_CONN_ESTABLISHED;	/* C12 */
-			conn->close_at = 0;
+			conn->life.close_at = 0;
 			mroce_conn_idle_check(conn);
 		}
 		return;

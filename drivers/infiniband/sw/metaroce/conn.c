@@ -79,16 +79,16 @@ void mroce_conn_arm_timer(struct mroce_conn *conn)
 	lockdep_assert_held(&conn->lock);
 
 	if (conn->state == MROCE_CONN_TOMBSTONE) {
-		next = conn->reap_queued ? KTIME_MAX : conn->tomb_at;
+		next = conn->reap_queued ? KTIME_MAX : conn->life.tomb_at;
 	} else {
 		next = min(mroce_path_next_event(conn),
 			   mroce_conn_life_next(conn));
-		if (conn->hs_at && ktime_before(conn->hs_at, next))
-			next = conn->hs_at;
+		if (conn->life.hs_at && ktime_before(conn->life.hs_at, next))
+			next = conn->life.hs_at;
 		if (conn->wake_at && ktime_before(conn->wake_at, next))
 			next = conn->wake_at;
-		if (conn->ack_due && !ktime_after(conn->ack_due, next)) {
-			next = conn->ack_due;
+		if (conn->rx.ack_due && !ktime_after(conn->rx.ack_due, next)) {
+			next = conn->rx.ack_due;
 			slack = 0;
 		}
 	}
@@ -113,8 +113,9 @@ void mroce_conn_wake_at(struct mroce_conn *conn, ktime_t when)
 
 static void mroce_conn_hs_retry_at(struct mroce_conn *conn)
 {
-	conn->hs_at = ktime_add_us(ktime_get(), READ_ONCE(mroce_rto_initial_us)
-				   << conn->connect_tries);
+	conn->life.hs_at = ktime_add_us(ktime_get(),
+					READ_ONCE(mroce_rto_initial_us) <<
+					conn->life.connect_tries);
 	mroce_conn_arm_timer(conn);
 }
 
@@ -151,11 +152,11 @@ static bool mroce_conn_pair_plane(struct mroce_conn *conn, int i)
 
 	if (!ndev || !mroce_plane_addr(ndev, &conn->local, &src))
 		return false;
-	for (k = 0; k < conn->npeer_addrs; k++) {
-		if (!mroce_plane_reaches(ndev, &src, &conn->peer_addrs[k]))
+	for (k = 0; k < conn->cx.npeer_addrs; k++) {
+		if (!mroce_plane_reaches(ndev, &src, &conn->cx.peer_addrs[k]))
 			continue;
-		conn->laddr[i] = src;
-		conn->raddr[i] = conn->peer_addrs[k];
+		conn->cx.laddr[i] = src;
+		conn->cx.raddr[i] = conn->cx.peer_addrs[k];
 		return true;
 	}
 	return false;
@@ -170,14 +171,14 @@ void mroce_conn_pair_planes(struct mroce_conn *conn)
 	u8 paired = BIT(0);
 	int i;
 
-	conn->laddr[0] = conn->local;
-	conn->raddr[0] = conn->peer;
+	conn->cx.laddr[0] = conn->local;
+	conn->cx.raddr[0] = conn->peer;
 	rcu_read_lock();
 	for (i = 1; i < MROCE_MAX_PLANES; i++)
 		if (mroce_conn_pair_plane(conn, i))
 			paired |= BIT(i);
 	rcu_read_unlock();
-	WRITE_ONCE(conn->planes_paired, paired);
+	WRITE_ONCE(conn->cx.planes_paired, paired);
 }
 
 /*
@@ -193,7 +194,7 @@ static void mroce_conn_plane_up(struct mroce_conn *conn, int i,
 
 	lockdep_assert_held(&conn->lock);
 
-	if (conn->planes_paired & BIT(i)) {
+	if (conn->cx.planes_paired & BIT(i)) {
 		mroce_paths_plane_up(conn, i, q);
 		return;
 	}
@@ -202,7 +203,7 @@ static void mroce_conn_plane_up(struct mroce_conn *conn, int i,
 	rcu_read_unlock();
 	if (!paired)
 		return;
-	WRITE_ONCE(conn->planes_paired, conn->planes_paired | BIT(i));
+	WRITE_ONCE(conn->cx.planes_paired, conn->cx.planes_paired | BIT(i));
 	mroce_paths_add_plane(conn, i, true, q);
 }
 
@@ -230,16 +231,17 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	cx = (struct mroce_cx *)(skb->data + sizeof(struct mroce_bth));
 	cx->vmin_vmax = MROCE_VERSION << 4 | MROCE_VERSION;
 	cx->num_addrs = naddrs;
-	cx->caps = htons(MROCE_CAP_ATOMIC | (conn->hints ? MROCE_CAP_HINT : 0));
+	cx->caps = htons(MROCE_CAP_ATOMIC |
+			 (conn->cx.hints ? MROCE_CAP_HINT : 0));
 	cx->epoch = cpu_to_be64(mdev->epoch);
 	cx->token = cpu_to_be64(conn->local_token);
 	cx->guid = mdev->ibdev.node_guid;
 	cx->maxsh_rsvd = mroce_mtu_shift(READ_ONCE(mdev->active_mtu)) << 4;
 	cx->max_rx_paths = MROCE_MAX_RX_PATHS;
 	cx->seg_win_shift = MROCE_SEG_WIN_SHIFT;
-	cx->rx_msg_slots = htonl(conn->rx_slots);
+	cx->rx_msg_slots = htonl(conn->cx.rx_slots);
 	cx->max_streams = htonl(MROCE_MAX_QP);
-	cx->max_ack_delay = htons(conn->max_ack_delay);
+	cx->max_ack_delay = htons(conn->cx.max_ack_delay);
 	memcpy(cx + 1, addrs, 16 * naddrs);
 	__skb_queue_tail(q, skb);
 }
@@ -264,9 +266,10 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 	if (conn->wake_at && !ktime_after(conn->wake_at, now))
 		conn->wake_at = 0;
 	if (conn->state == MROCE_CONN_CONNECTING) {
-		if (conn->hs_at && ktime_after(conn->hs_at, now)) {
+		if (conn->life.hs_at && ktime_after(conn->life.hs_at, now)) {
 			/* not yet */
-		} else if (conn->connect_tries++ < READ_ONCE(mroce_connect_retries)) {
+		} else if (conn->life.connect_tries++ <
+			   READ_ONCE(mroce_connect_retries)) {
 			mroce_conn_resend_connect(conn, &q);	/* C6 */
 			mroce_conn_hs_retry_at(conn);
 		} else {
@@ -280,7 +283,8 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 		mroce_retx_flush(conn, &q);
 		mroce_rc_kick_waiters(conn, &q);
 		mroce_conn_life_tick(conn, now, &q);
-	} else if (!conn->reap_queued && !ktime_after(conn->tomb_at, now)) {
+	} else if (!conn->reap_queued &&
+		   !ktime_after(conn->life.tomb_at, now)) {
 		conn->reap_queued = true;		/* C16 */
 		queue_work(mroce_wq, &conn->reap_work);
 	}
@@ -307,21 +311,21 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	refcount_set(&conn->ref, 1);
 	conn->local = *local;
 	conn->peer = *peer;
-	conn->css_shift = mroce_mtu_shift(READ_ONCE(mdev->active_mtu));
-	conn->max_ack_delay = READ_ONCE(mroce_ack_coalesce_us);
-	conn->rx_slots = READ_ONCE(mroce_rx_msg_slots);
-	conn->hints = READ_ONCE(mroce_hint);
+	conn->cx.css_shift = mroce_mtu_shift(READ_ONCE(mdev->active_mtu));
+	conn->cx.max_ack_delay = READ_ONCE(mroce_ack_coalesce_us);
+	conn->cx.rx_slots = READ_ONCE(mroce_rx_msg_slots);
+	conn->cx.hints = READ_ONCE(mroce_hint);
 	hrtimer_init(&conn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->timer.function = mroce_conn_timer;
-	xa_init(&conn->trackers);
+	xa_init(&conn->rx.trackers);
 	mroce_conn_tx_init(conn);
-	INIT_LIST_HEAD(&conn->wait_qps);
-	INIT_LIST_HEAD(&conn->slot_waiters);
-	INIT_LIST_HEAD(&conn->retxq);
-	INIT_LIST_HEAD(&conn->streams_list);
-	INIT_LIST_HEAD(&conn->sr_pending);
+	INIT_LIST_HEAD(&conn->streams.wait);
+	INIT_LIST_HEAD(&conn->streams.slot_waiters);
+	INIT_LIST_HEAD(&conn->tx.retxq);
+	INIT_LIST_HEAD(&conn->streams.list);
+	INIT_LIST_HEAD(&conn->streams.sr_pending);
 	mroce_conn_init_life(conn);
-	conn->hs_sport = mroce_pick_sport(conn, NULL);
+	conn->life.hs_sport = mroce_pick_sport(conn, NULL);
 	do {
 		get_random_bytes(&conn->local_token, sizeof(conn->local_token));
 	} while (!conn->local_token);
@@ -372,10 +376,10 @@ static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (conn->state > MROCE_CONN_ESTABLISHED ||
-		    READ_ONCE(conn->restart_until) ||
+		    READ_ONCE(conn->life.restart_until) ||
 		    !mroce_conn_addrs_are(conn, local, peer))
 			continue;
-		if (!conn->half_open)
+		if (!conn->life.half_open)
 			return conn;
 		unconfirmed = conn;
 	}
@@ -413,7 +417,7 @@ int mroce_conn_attach(struct mroce_qp *qp)
 		conn->state = MROCE_CONN_CONNECTING;
 		mroce_build_connect(conn, MROCE_T_CONNECT, &q);
 		mroce_conn_hs_retry_at(conn);
-	} else if (conn->half_open && !conn->confirm_next) {
+	} else if (conn->life.half_open && !conn->life.confirm_next) {
 		/*
 		 * Our stream waits for the peer to confirm the connection
 		 * with our token (spec 6.4): ask it at once, as the
@@ -421,8 +425,8 @@ int mroce_conn_attach(struct mroce_qp *qp)
 		 */
 		mroce_conn_confirm_probe(conn, ktime_get(), &q);
 	}
-	conn->streams++;
-	conn->idle_at = 0;
+	conn->streams.count++;
+	conn->life.idle_at = 0;
 	mroce_count(mdev, STREAMS_ACTIVE);
 	st->close_sent = false;
 	st->peer_closed = false;
@@ -432,7 +436,7 @@ int mroce_conn_attach(struct mroce_qp *qp)
 	WRITE_ONCE(st->conn, conn);
 	INIT_LIST_HEAD(&st->wait_entry);
 	INIT_LIST_HEAD(&st->sr_entry);
-	list_add_tail(&st->conn_entry, &conn->streams_list);
+	list_add_tail(&st->conn_entry, &conn->streams.list);
 	st->sync_at = 0;
 	st->sync_backoff = 0;
 	mroce_rc_stream_reset(qp);
@@ -499,23 +503,24 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 
 	if (!mroce_cx_ok(cx))
 		return -EINVAL;
-	if (conn->npaths && max_paths < conn->npaths)
+	if (conn->tx.npaths && max_paths < conn->tx.npaths)
 		return -EINVAL;		/* paths cannot be taken back */
 	conn->peer_cid = ntohl(bth->scid);
 	conn->peer_token = be64_to_cpu(cx->token);
 	conn->peer_epoch = be64_to_cpu(cx->epoch);
 	conn->peer_guid = cx->guid;
-	conn->peer_atomic = !!(cx->caps & htons(MROCE_CAP_ATOMIC));
-	if (!conn->npaths)
-		conn->css_shift = min(conn->css_shift, maxsh);
-	conn->peer_max_paths = min_t(u32, max_paths, MROCE_MAX_PATHS);
+	conn->cx.peer_atomic = !!(cx->caps & htons(MROCE_CAP_ATOMIC));
+	if (!conn->tx.npaths)
+		conn->cx.css_shift = min(conn->cx.css_shift, maxsh);
+	conn->cx.peer_max_paths = min_t(u32, max_paths, MROCE_MAX_PATHS);
 	/* Above 1000 us is out of the tunable's range: a peer's mistake. */
-	conn->peer_max_ack_delay = min_t(u16, ntohs(cx->max_ack_delay), 1000);
-	conn->peer_slots = ntohl(cx->rx_msg_slots);	/* 64.. checked */
-	conn->peer_seg_win_shift = cx->seg_win_shift;	/* 6..16 checked */
-	conn->npeer_addrs = min_t(u8, cx->num_addrs, MROCE_MAX_PLANES);
-	memcpy(conn->peer_addrs, cx + 1, 16 * conn->npeer_addrs);
-	if (conn->npaths)
+	conn->cx.peer_max_ack_delay = min_t(u16, ntohs(cx->max_ack_delay),
+					    1000);
+	conn->cx.peer_slots = ntohl(cx->rx_msg_slots);	/* 64.. checked */
+	conn->cx.peer_seg_win_shift = cx->seg_win_shift;	/* 6..16 */
+	conn->cx.npeer_addrs = min_t(u8, cx->num_addrs, MROCE_MAX_PLANES);
+	memcpy(conn->cx.peer_addrs, cx + 1, 16 * conn->cx.npeer_addrs);
+	if (conn->tx.npaths)
 		return 0;
 	return mroce_paths_create(conn);
 }
@@ -547,8 +552,8 @@ static bool mroce_conn_other_epoch(const struct mroce_conn *conn,
 		return false;
 	if (!memcmp(&conn->peer, peer, sizeof(*peer)))
 		return true;
-	for (k = 0; k < conn->npeer_addrs; k++)
-		if (!memcmp(&conn->peer_addrs[k], peer, sizeof(*peer)))
+	for (k = 0; k < conn->cx.npeer_addrs; k++)
+		if (!memcmp(&conn->cx.peer_addrs[k], peer, sizeof(*peer)))
 			return true;
 	return false;
 }
@@ -602,7 +607,7 @@ static bool mroce_conns_restart_check(struct mroce_dev *mdev,
 		spin_lock(&conn->lock);
 		if (conn->state != MROCE_CONN_TOMBSTONE) {
 			found = true;
-			if (!conn->restart_until) {
+			if (!conn->life.restart_until) {
 				mroce_count(mdev, CONN_RESTART_CHECKS);
 				mroce_conn_restart_check(conn);
 			}
@@ -675,19 +680,19 @@ static bool mroce_connect_evict(struct mroce_dev *mdev,
 	for (tries = 0; tries < 4; tries++) {
 		old = NULL;
 		list_for_each_entry(conn, &mdev->conns, list) {
-			if (!READ_ONCE(conn->half_open) ||
-			    READ_ONCE(conn->streams) ||
+			if (!READ_ONCE(conn->life.half_open) ||
+			    READ_ONCE(conn->streams.count) ||
 			    READ_ONCE(conn->state) == MROCE_CONN_TOMBSTONE ||
 			    (peer && !mroce_conn_addrs_are(conn, local, peer)))
 				continue;
-			if (!old || ktime_before(conn->half_open_until,
-						 old->half_open_until))
+			if (!old || ktime_before(conn->life.half_open_until,
+						 old->life.half_open_until))
 				old = conn;
 		}
 		if (!old)
 			return false;
 		spin_lock(&old->lock);
-		gone = old->half_open && !old->streams &&
+		gone = old->life.half_open && !old->streams.count &&
 		       old->state != MROCE_CONN_TOMBSTONE;
 		if (gone) {
 			mroce_count(mdev, CONN_HALF_OPEN_EVICTED);
@@ -796,12 +801,12 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 
 		if (!mroce_token_eq(conn->peer_token, cx->token)) {
 			mroce_count(mdev, DROP_BAD_TOKEN);
-		} else if (conn->cack_at &&
-			   ktime_us_delta(now, conn->cack_at) <
+		} else if (conn->life.cack_at &&
+			   ktime_us_delta(now, conn->life.cack_at) <
 			   READ_ONCE(mroce_rto_initial_us)) {
 			mroce_count(mdev, DROP_RATE_LIMITED);
 		} else {
-			conn->cack_at = now;
+			conn->life.cack_at = now;
 			mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
 		}
 	} else if (!mroce_conn_take_cx(conn, skb)) {
@@ -814,7 +819,7 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 				     mroce_prehs_key(peer, conn->peer_cid));
 		}
 		conn->state = MROCE_CONN_ESTABLISHED;
-		conn->hs_at = 0;
+		conn->life.hs_at = 0;
 		mroce_rxpaths_free(conn);
 		mroce_build_connect(conn, MROCE_T_CONNECT_ACK, &q);
 		mroce_rc_kick_waiters(conn, &q);
@@ -866,7 +871,7 @@ static u64 mroce_rx_connect_ack(struct mroce_conn *conn, struct sk_buff *skb,
 		return 0;
 	}
 	conn->state = MROCE_CONN_ESTABLISHED;
-	conn->hs_at = 0;
+	conn->life.hs_at = 0;
 	mroce_rxpaths_free(conn);
 	mroce_count(conn->mdev, CONN_ESTABLISHED);
 	mroce_path_confirm(conn, q);
@@ -923,7 +928,7 @@ static bool mroce_seq_hdr_ok(struct mroce_conn *conn,
 	u32 seg = 256U << shift;
 
 	if (bth->hdr_len * 4 != sizeof(*bth) + mroce_ext_len(bth->type) ||
-	    shift > conn->css_shift || len > 0x80000000U)
+	    shift > conn->cx.css_shift || len > 0x80000000U)
 		return false;
 	switch (bth->type) {
 	case MROCE_T_READ_REQ:
@@ -1017,8 +1022,8 @@ static u8 mroce_conn_plane_of(struct mroce_conn *conn,
 	int i;
 
 	for (i = 1; i < MROCE_MAX_PLANES; i++)
-		if ((conn->planes_paired & BIT(i)) &&
-		    !memcmp(&conn->laddr[i], local, sizeof(*local)))
+		if ((conn->cx.planes_paired & BIT(i)) &&
+		    !memcmp(&conn->cx.laddr[i], local, sizeof(*local)))
 			return i;
 	return 0;
 }
@@ -1115,7 +1120,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	}
 	if (bth->type == MROCE_T_RESET) {
 		/* Its token may be the one a spoofed CONNECT chose. */
-		bool unconfirmed = conn->half_open;
+		bool unconfirmed = conn->life.half_open;
 
 		epoch = mroce_rx_reset(conn, skb, &q);
 		guid = conn->peer_guid;
@@ -1133,7 +1138,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_count(mdev, DROP_BAD_TOKEN);
 		goto unlock;
 	}
-	if (conn->half_open) {
+	if (conn->life.half_open) {
 		/*
 		 * The pre-handshake form carries the initiator's token, which
 		 * anybody who sent the CONNECT in its name chose: it proves
@@ -1149,8 +1154,8 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_rc_kick_waiters(conn, &q);	/* our streams go */
 	}
 	/* The peer of this incarnation answers: no restart (6.7.2). */
-	conn->restart_until = 0;
-	conn->restart_next = 0;
+	conn->life.restart_until = 0;
+	conn->life.restart_next = 0;
 	mroce_count(mdev, RX_PACKETS);
 	mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
 	mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
@@ -1208,7 +1213,7 @@ struct mroce_plane_ev {
  */
 bool mroce_conn_plane_usable(struct mroce_conn *conn, int plane)
 {
-	return !(conn->planes_small & BIT(plane)) &&
+	return !(conn->cx.planes_small & BIT(plane)) &&
 	       mroce_plane_up(conn->mdev, plane);
 }
 
@@ -1221,9 +1226,9 @@ static bool mroce_conn_plane_fits(struct mroce_conn *conn, int plane)
 	struct net_device *ndev = mroce_plane_dev(conn->mdev, plane);
 
 	if (ndev && READ_ONCE(ndev->mtu) <
-	    (256U << conn->css_shift) + MROCE_MAX_HDR_OVERHEAD)
-		conn->planes_small |= BIT(plane);
-	return !(conn->planes_small & BIT(plane));
+	    (256U << conn->cx.css_shift) + MROCE_MAX_HDR_OVERHEAD)
+		conn->cx.planes_small |= BIT(plane);
+	return !(conn->cx.planes_small & BIT(plane));
 }
 
 static void mroce_conn_plane_ev(struct mroce_conn *conn,
@@ -1234,7 +1239,7 @@ static void mroce_conn_plane_ev(struct mroce_conn *conn,
 
 	if (ev->added) {
 		mroce_conn_pair_planes(conn);
-		if (conn->planes_paired & BIT(ev->plane) &&
+		if (conn->cx.planes_paired & BIT(ev->plane) &&
 		    mroce_conn_plane_fits(conn, ev->plane))
 			mroce_paths_add_plane(conn, ev->plane, true, q);
 	} else if (ev->up && !ev->removed &&

@@ -9,7 +9,10 @@
  * a BH lock.  Packets built under it are queued on a list and sent after
  * it is dropped (conn_tx.c).  What is not under it says so at the field:
  * the list links under mdev->conns_lock, ref, and the transmit queue
- * (txq's own lock, tx_busy).
+ * (tx.q's own lock, tx.busy).  The connection's state is grouped by role:
+ * what the handshake settled (cx), its life (life), the sending side (tx),
+ * congestion control (cc), the receiving side (rx) and the streams on it
+ * (streams).
  *
  * The roles' functions are declared in the header named after their file
  * (conn.h, conn_tx.h, lifecycle.h, close.h, reset.h, path.h, loss.h, cc.h,
@@ -64,6 +67,126 @@ struct mroce_stomb {
 	ktime_t nak_at;			/* last NAK STREAM_CLOSED sent */
 };
 
+/*
+ * What the handshake settled (spec 6.3): the peer's CX, our own offer, and
+ * the addresses of both ends on every plane.  Fixed once ESTABLISHED but for
+ * the plane pairing, which plane events change.
+ */
+struct mroce_conn_cx {
+	u8 css_shift;			/* connection segment size: 256 << shift */
+	bool hints;			/* we advertised HINT (12.4) */
+	bool peer_atomic;		/* the peer's CX has ATOMIC (10.5) */
+	u8 peer_max_paths;		/* the peer's Max Rx Paths */
+	u16 peer_max_ack_delay;		/* us, from the peer's CX (6.3.7) */
+	u16 max_ack_delay;		/* us, ours: ack_coalesce_us at creation */
+	u32 rx_slots;			/* our Rx Message Slots (CX), fixed */
+	u8 peer_seg_win_shift;		/* the peer's Seg Win Shift (10.1.2) */
+	u32 peer_slots;			/* the peer's: our messages in flight */
+	u8 npeer_addrs;			/* the peer's plane addresses (CX) */
+	union ib_gid peer_addrs[MROCE_MAX_PLANES];
+	u8 planes_paired;		/* bit i: plane i has addresses */
+	u8 planes_small;		/* bit i: plane i's MTU fell below CSS */
+	union ib_gid laddr[MROCE_MAX_PLANES];	/* per plane: ours ... */
+	union ib_gid raddr[MROCE_MAX_PLANES];	/* ... and the peer's */
+};
+
+/*
+ * The connection's life (spec 6.2 to 6.8; lifecycle.c, close.c, reset.c):
+ * handshake retries, half-open and restart checks, idle reclaim, closing,
+ * the tombstone, the dead-connection timer and the rate limits of what it
+ * answers.
+ */
+struct mroce_conn_life {
+	ktime_t hs_at;			/* handshake retry; 0: none */
+	__be16 hs_sport;		/* entropy of handshake packets */
+	u8 connect_tries;
+	bool half_open;			/* made by a CONNECT, unconfirmed (6.4) */
+	ktime_t half_open_until;
+	ktime_t confirm_next;		/* next PROBE for a local stream (6.4) */
+	ktime_t restart_until;		/* restart check: fail if unanswered */
+	ktime_t restart_next;		/* restart check: next PROBE; 0: none */
+	u8 restart_probes;		/* restart check: PROBEs sent */
+	u8 close_tries;			/* CONN_CLOSE REQUESTs sent */
+	ktime_t idle_at;		/* idle reclaim (6.6); 0: streams */
+	ktime_t close_at;		/* CLOSING: resend the REQUEST */
+	ktime_t tomb_at;		/* TOMBSTONE: release the CID */
+	ktime_t inactive_at;		/* no path seen ACTIVE since (6.8) */
+	/* a path last acknowledged a new PSN, or a Stream Record advanced */
+	ktime_t progress_at;
+	ktime_t cr_at;			/* last CONNECT on CONNECT_REQUIRED */
+	ktime_t cack_at;		/* last CONNECT_ACK resent (C9) */
+	struct mroce_stomb stombs[MROCE_STOMBS];
+	u8 stomb_next;
+	struct mroce_rate_window probe_rl;	/* PROBE_REPLYs sent */
+	struct mroce_rate_window nak_rl;	/* NAKs sent */
+};
+
+/*
+ * The sending side: the paths (path.h), content waiting to be sent again,
+ * and the queue of built packets.  q, busy, work, cpu and qtail belong to
+ * the transmit code (conn_tx.c): q has its own lock, busy is an atomic bit.
+ */
+struct mroce_conn_tx {
+	u8 npaths;
+	u8 last_path;			/* spraying: the last path used */
+	u8 path_run;			/* new packets in a row on it */
+	struct mroce_path *paths[MROCE_MAX_PATHS];
+	struct list_head retxq;		/* struct mroce_retx, oldest first */
+	u32 nretx;
+	u32 msgs_out;			/* at most cx.peer_slots (ORD-013) */
+	struct sk_buff_head q;		/* built, in PSN order, to send */
+	unsigned long busy;		/* bit 0: a context is sending q */
+	struct work_struct work;	/* sends q when softirq gave up */
+	int cpu;			/* the CPU that sent last, or -1 */
+	u32 qtail;			/* its backlog tail after that */
+};
+
+/* Congestion control of the connection (spec 12.3, 12.4; cc.c). */
+struct mroce_conn_cc {
+	u32 hint;			/* peer's rate hint, Mb/s; 0: none */
+	ktime_t hint_at;
+	u32 hint_seq;			/* ACK Sequence the hint came with */
+	bool hint_seen;
+	u64 tokens;			/* pacing bucket, bytes << 10 */
+	ktime_t tokens_at;
+	u32 pace_rate;			/* bytes per ms; 0: unlimited */
+	bool backlog;			/* more ready than allowed: BKLG */
+};
+
+/*
+ * The receiving side: the peer's paths (rxpath.h), ACKs, the rate the
+ * receiver measures for its hint, and the request messages in placement
+ * (rc_resp.h).
+ */
+struct mroce_conn_rx {
+	struct mroce_rxpath *paths[MROCE_MAX_RX_PATHS];	/* by Path ID */
+	u32 ack_seq;
+	bool ack_now;			/* the packet in hand needs an ACK (8.2) */
+	ktime_t ack_due;		/* earliest coalesced ACK due; 0: none */
+	u64 window_bytes;		/* sequenced bytes in this hint window */
+	u64 rate_bytes;			/* ... in the previous window */
+	ktime_t window_at;
+	ktime_t last_at;
+	bool bklg;			/* BKLG seen in the current window */
+	bool bklg_prev;
+	bool fresh;			/* newly active: hint recomputed now */
+	struct xarray trackers;		/* (qpn << 32 | ssn) index: see conn.c */
+	u32 ntrackers;
+	/* a freed tracker kept for the next message: none allocated per one */
+	struct mroce_tracker *spare_tracker;
+};
+
+/* The streams (RC QPs, stream.h) attached to the connection. */
+struct mroce_conn_streams {
+	u32 count;
+	struct list_head list;		/* every attached stream */
+	struct list_head wait;		/* streams waiting for window room */
+	struct list_head slot_waiters;	/* ... for a message slot (ORD-013) */
+	struct list_head sr_pending;	/* streams with a record to report */
+	u32 sr_unsent;			/* of those, records not sent yet */
+	ktime_t due;			/* no stream timer before; 0: none */
+};
+
 struct mroce_conn {
 	struct list_head list;		/* mdev->conns, RCU */
 	struct hlist_node prehs_node;	/* mdev->prehs_conns, RCU */
@@ -75,26 +198,7 @@ struct mroce_conn {
 	enum mroce_conn_state state;
 	bool reap_queued;		/* reap_work queued (once) */
 	bool unlisted;			/* off mdev->conns (conns_lock) */
-	u8 close_tries;			/* CONN_CLOSE REQUESTs sent */
-	ktime_t idle_at;		/* idle reclaim (6.6); 0: streams */
-	ktime_t close_at;		/* CLOSING: resend the REQUEST */
-	ktime_t tomb_at;		/* TOMBSTONE: release the CID */
-	ktime_t inactive_at;		/* no path seen ACTIVE since (6.8) */
-	ktime_t cr_at;			/* last CONNECT on CONNECT_REQUIRED */
-	ktime_t cack_at;		/* last CONNECT_ACK resent (C9) */
-	ktime_t restart_until;		/* restart check: fail if unanswered */
-	ktime_t restart_next;		/* restart check: next PROBE; 0: none */
-	u8 restart_probes;		/* restart check: PROBEs sent */
-	struct mroce_stomb stombs[MROCE_STOMBS];
-	u8 stomb_next;
 	bool initiator;
-	bool half_open;			/* made by a CONNECT, unconfirmed (6.4) */
-	ktime_t confirm_next;		/* next PROBE for a local stream (6.4) */
-	bool hints;			/* we advertised HINT (12.4) */
-	bool peer_atomic;		/* the peer's CX has ATOMIC (10.5) */
-	ktime_t half_open_until;
-	struct mroce_rate_window probe_rl;	/* PROBE_REPLYs sent */
-	struct mroce_rate_window nak_rl;	/* NAKs sent */
 	union ib_gid local;		/* our address */
 	union ib_gid peer;		/* the peer's address */
 	u32 local_cid;
@@ -103,70 +207,14 @@ struct mroce_conn {
 	u64 peer_token;
 	u64 peer_epoch;
 	__be64 peer_guid;
-	u8 css_shift;			/* connection segment size: 256 << shift */
-	u8 connect_tries;
-	u32 ack_seq;
-	u32 streams;			/* attached QPs */
 	struct hrtimer timer;		/* handshake, paths, pacing, RNR */
 	ktime_t wake_at;		/* extra wakeup asked for; 0: none */
-	ktime_t stream_due;		/* no stream timer before; 0: none */
-	ktime_t hs_at;			/* handshake retry; 0: none */
-	__be16 hs_sport;		/* entropy of handshake packets */
-	u8 peer_max_paths;		/* the peer's Max Rx Paths */
-	u16 peer_max_ack_delay;		/* us, from the peer's CX (6.3.7) */
-	u16 max_ack_delay;		/* us, ours: ack_coalesce_us at creation */
-	u32 rx_slots;			/* our Rx Message Slots (CX), fixed */
-	u8 peer_seg_win_shift;		/* the peer's Seg Win Shift (10.1.2) */
-	u32 peer_slots;			/* the peer's: our messages in flight ... */
-	u32 msgs_out;			/* ... at most (MRC-ORD-013) */
-	bool ack_now;			/* the packet in hand needs an ACK (8.2) */
-	ktime_t ack_due;		/* earliest coalesced ACK due; 0: none */
-	u8 npeer_addrs;			/* the peer's plane addresses (CX) */
-	union ib_gid peer_addrs[MROCE_MAX_PLANES];
-	u8 planes_paired;		/* bit i: plane i has addresses */
-	u8 planes_small;		/* bit i: plane i's MTU fell below CSS */
-	union ib_gid laddr[MROCE_MAX_PLANES];	/* per plane: ours ... */
-	union ib_gid raddr[MROCE_MAX_PLANES];	/* ... and the peer's */
-	u8 npaths;
-	u8 last_path;			/* spraying: the last path used */
-	u8 path_run;			/* new packets in a row on it */
-	struct mroce_path *paths[MROCE_MAX_PATHS];
-	struct list_head retxq;		/* struct mroce_retx, oldest first */
-	u32 nretx;
-	/* congestion control of the connection (spec 12.3, 12.4) */
-	u32 hint;			/* peer's rate hint, Mb/s; 0: none */
-	ktime_t hint_at;
-	u32 hint_seq;			/* ACK Sequence the hint came with */
-	bool hint_seen;
-	u64 tokens;			/* pacing bucket, bytes << 10 */
-	ktime_t tokens_at;
-	u32 pace_rate;			/* bytes per ms; 0: unlimited */
-	bool backlog;			/* more ready than allowed: BKLG */
-	/* receiver side */
-	struct mroce_rxpath *rxpaths[MROCE_MAX_RX_PATHS];	/* by Path ID */
-	u64 rx_window_bytes;		/* sequenced bytes in this hint window */
-	u64 rx_rate_bytes;		/* ... in the previous window */
-	ktime_t rx_window_at;
-	ktime_t rx_last_at;
-	bool rx_bklg;			/* BKLG seen in the current window */
-	bool rx_bklg_prev;
-	bool rx_fresh;			/* newly active: hint recomputed now */
-	struct xarray trackers;		/* (qpn << 32 | ssn) index: see conn.c */
-	u32 ntrackers;
-	/* a freed tracker kept for the next message: none allocated per one */
-	struct mroce_tracker *spare_tracker;
-	struct list_head wait_qps;	/* streams waiting for window room */
-	struct list_head slot_waiters;	/* ... for a message slot (ORD-013) */
-	struct list_head streams_list;	/* every attached stream */
-	struct list_head sr_pending;	/* streams with a record to report */
-	u32 sr_unsent;			/* of those, records not sent yet */
-	/* a path last acknowledged a new PSN, or a Stream Record advanced */
-	ktime_t progress_at;
-	struct sk_buff_head txq;	/* built, in PSN order, to send */
-	unsigned long tx_busy;		/* bit 0: a context is sending txq */
-	struct work_struct tx_work;	/* sends txq when softirq gave up */
-	int tx_cpu;			/* the CPU that sent last, or -1 */
-	u32 tx_qtail;			/* its backlog tail after that */
+	struct mroce_conn_cx cx;
+	struct mroce_conn_life life;
+	struct mroce_conn_tx tx;
+	struct mroce_conn_cc cc;
+	struct mroce_conn_rx rx;
+	struct mroce_conn_streams streams;
 };
 
 int mroce_conn_attach(struct mroce_qp *qp);

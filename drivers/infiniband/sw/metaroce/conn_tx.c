@@ -21,9 +21,9 @@ void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
 {
 	lockdep_assert_held(&conn->lock);
 
-	spin_lock(&conn->txq.lock);
-	skb_queue_splice_tail_init(q, &conn->txq);
-	spin_unlock(&conn->txq.lock);
+	spin_lock(&conn->tx.q.lock);
+	skb_queue_splice_tail_init(q, &conn->tx.q);
+	spin_unlock(&conn->tx.q.lock);
 }
 
 #define MROCE_TX_BUDGET		64	/* packets between reschedules */
@@ -41,12 +41,12 @@ void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
 static bool mroce_conn_tx_cpu_ok(const struct mroce_conn *conn, int cpu)
 {
 #ifdef CONFIG_RPS
-	int last = READ_ONCE(conn->tx_cpu);
+	int last = READ_ONCE(conn->tx.cpu);
 
 	if (last < 0 || last == cpu || !cpu_online(last))
 		return true;
 	return (int)(READ_ONCE(per_cpu(softnet_data, last).input_queue_head) -
-		     READ_ONCE(conn->tx_qtail)) >= 0;
+		     READ_ONCE(conn->tx.qtail)) >= 0;
 #else
 	return true;
 #endif
@@ -56,9 +56,9 @@ static bool mroce_conn_tx_cpu_ok(const struct mroce_conn *conn, int cpu)
 static void mroce_conn_tx_mark(struct mroce_conn *conn, int cpu)
 {
 #ifdef CONFIG_RPS
-	WRITE_ONCE(conn->tx_qtail,
+	WRITE_ONCE(conn->tx.qtail,
 		   READ_ONCE(this_cpu_ptr(&softnet_data)->input_queue_tail));
-	WRITE_ONCE(conn->tx_cpu, cpu);
+	WRITE_ONCE(conn->tx.cpu, cpu);
 #endif
 }
 
@@ -91,8 +91,9 @@ static void mroce_tx_run_send(struct mroce_conn *conn, struct mroce_tx_run *r)
 {
 	u8 p = r->plane;
 
-	mroce_xmit_batch(conn->mdev, &r->q, p ? &conn->laddr[p] : &conn->local,
-			 p ? &conn->raddr[p] : &conn->peer, r->sport);
+	mroce_xmit_batch(conn->mdev, &r->q,
+			 p ? &conn->cx.laddr[p] : &conn->local,
+			 p ? &conn->cx.raddr[p] : &conn->peer, r->sport);
 }
 
 static void mroce_tx_runs_send(struct mroce_conn *conn,
@@ -113,17 +114,18 @@ static void mroce_tx_add(struct mroce_conn *conn, struct mroce_tx_runs *runs,
 			 struct sk_buff *skb, u32 max)
 {
 	bool data = mroce_is_data_class(((struct mroce_bth *)skb->data)->type);
-	__be16 sport = mroce_cb(skb)->sport ?: conn->hs_sport;
+	__be16 sport = mroce_cb(skb)->sport ?: conn->life.hs_sport;
 	u8 p = mroce_cb(skb)->plane;
 	struct mroce_tx_run *r;
 	u32 i;
 
 	if (p >= MROCE_MAX_PLANES ||
-	    !(READ_ONCE(conn->planes_paired) & BIT(p)))
+	    !(READ_ONCE(conn->cx.planes_paired) & BIT(p)))
 		p = 0;
 	if (max == 1) {
-		mroce_xmit(conn->mdev, skb, p ? &conn->laddr[p] : &conn->local,
-			   p ? &conn->raddr[p] : &conn->peer, sport);
+		mroce_xmit(conn->mdev, skb,
+			   p ? &conn->cx.laddr[p] : &conn->local,
+			   p ? &conn->cx.raddr[p] : &conn->peer, sport);
 		return;
 	}
 	for (i = 0; i < runs->n; i++)
@@ -186,19 +188,19 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 		__skb_queue_head_init(&runs.run[i].q);
 	runs.n = 0;
 	do {
-		if (test_and_set_bit_lock(0, &conn->tx_busy))
+		if (test_and_set_bit_lock(0, &conn->tx.busy))
 			return;
 		local_bh_disable();
 		cpu = smp_processor_id();
 		if (!mroce_conn_tx_cpu_ok(conn, cpu)) {
-			clear_bit_unlock(0, &conn->tx_busy);
-			queue_work_on(READ_ONCE(conn->tx_cpu), mroce_tx_wq,
-				      &conn->tx_work);
+			clear_bit_unlock(0, &conn->tx.busy);
+			queue_work_on(READ_ONCE(conn->tx.cpu), mroce_tx_wq,
+				      &conn->tx.work);
 			local_bh_enable();
 			return;
 		}
 		max = mroce_tx_batch_max();
-		while ((skb = skb_dequeue(&conn->txq))) {
+		while ((skb = skb_dequeue(&conn->tx.q))) {
 			if (++sent % MROCE_TX_BUDGET == 0) {
 				mroce_tx_runs_send(conn, &runs);
 				mroce_conn_tx_mark(conn, cpu);
@@ -208,10 +210,10 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 					local_bh_disable();
 					cpu = smp_processor_id();
 				} else {
-					skb_queue_head(&conn->txq, skb);
-					clear_bit_unlock(0, &conn->tx_busy);
+					skb_queue_head(&conn->tx.q, skb);
+					clear_bit_unlock(0, &conn->tx.busy);
 					queue_work_on(cpu, mroce_tx_wq,
-						      &conn->tx_work);
+						      &conn->tx.work);
 					local_bh_enable();
 					return;
 				}
@@ -221,10 +223,10 @@ static void __mroce_conn_xmit(struct mroce_conn *conn, bool tx_work)
 		mroce_tx_runs_send(conn, &runs);
 		if (sent)
 			mroce_conn_tx_mark(conn, cpu);
-		clear_bit_unlock(0, &conn->tx_busy);
+		clear_bit_unlock(0, &conn->tx.busy);
 		local_bh_enable();
 		smp_mb__after_atomic();	/* see packets queued meanwhile */
-	} while (!skb_queue_empty_lockless(&conn->txq));
+	} while (!skb_queue_empty_lockless(&conn->tx.q));
 }
 
 void mroce_conn_xmit(struct mroce_conn *conn)
@@ -234,13 +236,13 @@ void mroce_conn_xmit(struct mroce_conn *conn)
 
 static void mroce_conn_tx_work(struct work_struct *work)
 {
-	__mroce_conn_xmit(container_of(work, struct mroce_conn, tx_work),
+	__mroce_conn_xmit(container_of(work, struct mroce_conn, tx.work),
 			  true);
 }
 
 void mroce_conn_tx_init(struct mroce_conn *conn)
 {
-	skb_queue_head_init(&conn->txq);
-	INIT_WORK(&conn->tx_work, mroce_conn_tx_work);
-	conn->tx_cpu = -1;
+	skb_queue_head_init(&conn->tx.q);
+	INIT_WORK(&conn->tx.work, mroce_conn_tx_work);
+	conn->tx.cpu = -1;
 }

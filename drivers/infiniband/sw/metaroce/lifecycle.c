@@ -47,15 +47,15 @@ void mroce_conn_free(struct mroce_conn *conn)
 	void *t;
 
 	hrtimer_cancel(&conn->timer);
-	cancel_work_sync(&conn->tx_work);
-	skb_queue_purge(&conn->txq);
+	cancel_work_sync(&conn->tx.work);
+	skb_queue_purge(&conn->tx.q);
 	mroce_retx_drop_qp(conn, NULL);
 	mroce_paths_free(conn);
 	mroce_rxpaths_free(conn);
-	xa_for_each(&conn->trackers, idx, t)
+	xa_for_each(&conn->rx.trackers, idx, t)
 		kfree(t);
-	xa_destroy(&conn->trackers);
-	kfree(conn->spare_tracker);
+	xa_destroy(&conn->rx.trackers);
+	kfree(conn->rx.spare_tracker);
 	kvfree(conn);
 	if (atomic_dec_and_test(&mdev->conns_freeing))
 		wake_up_var(&mdev->conns_freeing);
@@ -146,9 +146,9 @@ void mroce_conn_init_life(struct mroce_conn *conn)
 /* Remember a detached stream for tombstone_ms (MRC-CONN-039). */
 static void mroce_stomb_add(struct mroce_conn *conn, u32 lqpn, u32 pqpn)
 {
-	struct mroce_stomb *s = &conn->stombs[conn->stomb_next];
+	struct mroce_stomb *s = &conn->life.stombs[conn->life.stomb_next];
 
-	conn->stomb_next = (conn->stomb_next + 1) % MROCE_STOMBS;
+	conn->life.stomb_next = (conn->life.stomb_next + 1) % MROCE_STOMBS;
 	s->lqpn = lqpn;
 	s->pqpn = pqpn;
 	s->until = ktime_add_ms(ktime_get(), READ_ONCE(mroce_tombstone_ms));
@@ -169,7 +169,7 @@ bool mroce_stomb_nak_ok(struct mroce_conn *conn, u32 lqpn, u32 pqpn)
 	lockdep_assert_held(&conn->lock);
 
 	for (i = 0; i < MROCE_STOMBS; i++) {
-		s = &conn->stombs[i];
+		s = &conn->life.stombs[i];
 		if (s->lqpn != lqpn || s->pqpn != pqpn ||
 		    ktime_after(now, s->until))
 			continue;
@@ -194,18 +194,18 @@ void mroce_conn_half_open_start(struct mroce_conn *conn)
 
 	lockdep_assert_held(&conn->lock);
 
-	conn->half_open = true;
-	conn->half_open_until = ktime_add_ms(ktime_get(), ms);
+	conn->life.half_open = true;
+	conn->life.half_open_until = ktime_add_ms(ktime_get(), ms);
 	mroce_count(conn->mdev, CONN_HALF_OPEN);
 	mroce_conn_arm_timer(conn);
 }
 
 void mroce_conn_half_open_end(struct mroce_conn *conn)
 {
-	if (!conn->half_open)
+	if (!conn->life.half_open)
 		return;
-	conn->half_open = false;
-	conn->confirm_next = 0;
+	conn->life.half_open = false;
+	conn->life.confirm_next = 0;
 	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_CONN_HALF_OPEN]);
 }
 
@@ -223,7 +223,7 @@ void mroce_conn_confirm_probe(struct mroce_conn *conn, ktime_t now,
 	lockdep_assert_held(&conn->lock);
 
 	mroce_path_confirm(conn, q);
-	conn->confirm_next = ktime_add_ms(now, max(ms / 4, 1U));
+	conn->life.confirm_next = ktime_add_ms(now, max(ms / 4, 1U));
 	mroce_conn_arm_timer(conn);
 }
 
@@ -238,9 +238,10 @@ void mroce_conn_restart_check(struct mroce_conn *conn)
 
 	lockdep_assert_held(&conn->lock);
 
-	conn->restart_next = now;
-	conn->restart_until = ktime_add_us(now, READ_ONCE(mroce_rto_max_us));
-	conn->restart_probes = 0;
+	conn->life.restart_next = now;
+	conn->life.restart_until = ktime_add_us(now,
+						READ_ONCE(mroce_rto_max_us));
+	conn->life.restart_probes = 0;
 	mroce_conn_arm_timer(conn);
 }
 
@@ -256,17 +257,18 @@ static bool mroce_conn_restart_tick(struct mroce_conn *conn, ktime_t now,
 
 	lockdep_assert_held(&conn->lock);
 
-	if (conn->restart_next && !ktime_after(conn->restart_next, now)) {
+	if (conn->life.restart_next &&
+	    !ktime_after(conn->life.restart_next, now)) {
 		us = max(mroce_path_check_alive(conn, q),
 			 READ_ONCE(mroce_rto_max_us) / 3);
-		conn->restart_until = ktime_add_us(now, us);
-		conn->restart_next = ++conn->restart_probes < 3 ?
-				     conn->restart_until : 0;
+		conn->life.restart_until = ktime_add_us(now, us);
+		conn->life.restart_next = ++conn->life.restart_probes < 3 ?
+				     conn->life.restart_until : 0;
 	}
-	if (conn->restart_next || !conn->restart_until ||
-	    ktime_after(conn->restart_until, now))
+	if (conn->life.restart_next || !conn->life.restart_until ||
+	    ktime_after(conn->life.restart_until, now))
 		return false;
-	conn->restart_until = 0;
+	conn->life.restart_until = 0;
 	mroce_count(conn->mdev, CONN_PEER_RESTART);
 	mroce_conn_fail(conn);		/* C15 */
 	return true;
@@ -277,12 +279,12 @@ void mroce_conn_idle_check(struct mroce_conn *conn)
 {
 	lockdep_assert_held(&conn->lock);
 
-	if (conn->streams || conn->state != MROCE_CONN_ESTABLISHED) {
-		conn->idle_at = 0;
+	if (conn->streams.count || conn->state != MROCE_CONN_ESTABLISHED) {
+		conn->life.idle_at = 0;
 		return;
 	}
-	if (!conn->idle_at)
-		conn->idle_at = ktime_add_ms(ktime_get(), 1000ULL *
+	if (!conn->life.idle_at)
+		conn->life.idle_at = ktime_add_ms(ktime_get(), 1000ULL *
 					     READ_ONCE(mroce_conn_idle_timeout_s));
 	mroce_conn_arm_timer(conn);
 }
@@ -297,13 +299,13 @@ void mroce_stream_unlink(struct mroce_conn *conn, struct mroce_qp *qp)
 
 	lockdep_assert_held(&conn->lock);
 
-	conn->msgs_out -= mroce_msgs_out(st);
+	conn->tx.msgs_out -= mroce_msgs_out(st);
 	list_del_init(&st->wait_entry);
 	mroce_sr_forget(conn, st);
 	list_del(&st->conn_entry);
 	mroce_path_drop_qp(conn, qp);
 	mroce_trackers_drop_qp(conn, qp->ibqp.qp_num);
-	conn->streams--;
+	conn->streams.count--;
 	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_STREAMS_ACTIVE]);
 	mroce_stomb_add(conn, qp->ibqp.qp_num, qp->attr.dest_qp_num);
 	WRITE_ONCE(st->conn, NULL);
@@ -318,12 +320,12 @@ void mroce_conn_tombstone(struct mroce_conn *conn)
 	if (conn->state == MROCE_CONN_TOMBSTONE)
 		return;
 	conn->state = MROCE_CONN_TOMBSTONE;
-	conn->hs_at = 0;
-	conn->idle_at = 0;
-	conn->close_at = 0;
+	conn->life.hs_at = 0;
+	conn->life.idle_at = 0;
+	conn->life.close_at = 0;
 	conn->wake_at = 0;
-	conn->tomb_at = ktime_add_ms(ktime_get(),
-				     READ_ONCE(mroce_tombstone_ms));
+	conn->life.tomb_at = ktime_add_ms(ktime_get(),
+					  READ_ONCE(mroce_tombstone_ms));
 	mroce_retx_drop_qp(conn, NULL);
 	mroce_conn_half_open_end(conn);
 	this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_CONN_ACTIVE]);
@@ -345,7 +347,7 @@ void mroce_conn_fail(struct mroce_conn *conn)
 	if (conn->state == MROCE_CONN_TOMBSTONE)
 		return;
 	mroce_count(conn->mdev, CONN_FAILED);
-	list_for_each_entry_safe(st, tmp, &conn->streams_list, conn_entry) {
+	list_for_each_entry_safe(st, tmp, &conn->streams.list, conn_entry) {
 		qp = container_of(st, struct mroce_qp, stream);
 		mroce_rc_fail_all(conn, qp);
 		mroce_qp_to_error_event(qp, IB_EVENT_QP_FATAL);
@@ -366,21 +368,25 @@ ktime_t mroce_conn_life_next(struct mroce_conn *conn)
 
 	lockdep_assert_held(&conn->lock);
 
-	if (conn->idle_at)
-		next = conn->idle_at;
-	if (conn->half_open && ktime_before(conn->half_open_until, next))
-		next = conn->half_open_until;
-	if (conn->half_open && conn->confirm_next &&
-	    ktime_before(conn->confirm_next, next))
-		next = conn->confirm_next;
-	if (conn->restart_next && ktime_before(conn->restart_next, next))
-		next = conn->restart_next;
-	else if (conn->restart_until && ktime_before(conn->restart_until, next))
-		next = conn->restart_until;
-	if (conn->close_at && ktime_before(conn->close_at, next))
-		next = conn->close_at;
-	if (dead && conn->inactive_at) {
-		ktime_t d = ktime_add_ms(conn->inactive_at, 1000ULL * dead);
+	if (conn->life.idle_at)
+		next = conn->life.idle_at;
+	if (conn->life.half_open &&
+	    ktime_before(conn->life.half_open_until, next))
+		next = conn->life.half_open_until;
+	if (conn->life.half_open && conn->life.confirm_next &&
+	    ktime_before(conn->life.confirm_next, next))
+		next = conn->life.confirm_next;
+	if (conn->life.restart_next &&
+	    ktime_before(conn->life.restart_next, next))
+		next = conn->life.restart_next;
+	else if (conn->life.restart_until &&
+		 ktime_before(conn->life.restart_until, next))
+		next = conn->life.restart_until;
+	if (conn->life.close_at && ktime_before(conn->life.close_at, next))
+		next = conn->life.close_at;
+	if (dead && conn->life.inactive_at) {
+		ktime_t d = ktime_add_ms(conn->life.inactive_at,
+					 1000ULL * dead);
 
 		if (ktime_before(d, next))
 			next = d;
@@ -394,8 +400,8 @@ static u32 mroce_conn_max_rto_us(struct mroce_conn *conn)
 	u32 rto = READ_ONCE(mroce_rto_initial_us);
 	int i;
 
-	for (i = 0; i < conn->npaths; i++)
-		rto = max(rto, conn->paths[i]->rto_us);
+	for (i = 0; i < conn->tx.npaths; i++)
+		rto = max(rto, conn->tx.paths[i]->rto_us);
 	return min(rto, READ_ONCE(mroce_rto_max_us));
 }
 
@@ -403,8 +409,8 @@ static bool mroce_conn_any_active(struct mroce_conn *conn)
 {
 	int i;
 
-	for (i = 0; i < conn->npaths; i++)
-		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
+	for (i = 0; i < conn->tx.npaths; i++)
+		if (conn->tx.paths[i]->state == MROCE_PATH_ACTIVE)
 			return true;
 	return false;
 }
@@ -420,23 +426,24 @@ void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
 
 	lockdep_assert_held(&conn->lock);
 
-	if (conn->half_open && !ktime_after(conn->half_open_until, now)) {
+	if (conn->life.half_open &&
+	    !ktime_after(conn->life.half_open_until, now)) {
 		/*
 		 * Never confirmed: freed, nothing sent (6.4).  Our own QPs
 		 * that wait for it do not confirm it: theirs is the fate of
 		 * a handshake that failed (C7).
 		 */
 		mroce_count(conn->mdev, CONN_HALF_OPEN_EXPIRED);
-		if (conn->streams)
+		if (conn->streams.count)
 			mroce_conn_fail(conn);
 		else
 			mroce_conn_tombstone(conn);
 		return;
 	}
-	if (conn->half_open && conn->confirm_next &&
-	    !ktime_after(conn->confirm_next, now))
+	if (conn->life.half_open && conn->life.confirm_next &&
+	    !ktime_after(conn->life.confirm_next, now))
 		mroce_conn_confirm_probe(conn, now, q);
-	if ((conn->restart_next || conn->restart_until) &&
+	if ((conn->life.restart_next || conn->life.restart_until) &&
 	    mroce_conn_restart_tick(conn, now, q))
 		return;
 	if (conn->state == MROCE_CONN_ESTABLISHED) {
@@ -444,35 +451,36 @@ void mroce_conn_life_tick(struct mroce_conn *conn, ktime_t now,
 		 * A path that is not ACTIVE has probe timers, so the timer
 		 * runs while none is: the clock starts when that is seen.
 		 */
-		if (mroce_conn_any_active(conn) || !conn->streams) {
-			conn->inactive_at = 0;
-		} else if (!conn->inactive_at) {
-			conn->inactive_at = now;
-		} else if (dead && ktime_after(now,
-					       ktime_add_ms(conn->inactive_at,
-							    1000ULL * dead))) {
+		if (mroce_conn_any_active(conn) || !conn->streams.count) {
+			conn->life.inactive_at = 0;
+		} else if (!conn->life.inactive_at) {
+			conn->life.inactive_at = now;
+		} else if (dead &&
+			   ktime_after(now, ktime_add_ms(conn->life.inactive_at,
+							 1000ULL * dead))) {
 			mroce_conn_fail(conn);
 			return;
 		}
-		if (conn->idle_at && !ktime_after(conn->idle_at, now)) {
-			conn->idle_at = 0;
-			if (conn->streams)
+		if (conn->life.idle_at &&
+		    !ktime_after(conn->life.idle_at, now)) {
+			conn->life.idle_at = 0;
+			if (conn->streams.count)
 				return;
 			conn->state = MROCE_CONN_CLOSING;
-			conn->close_tries = 0;
-			conn->close_at = now;
+			conn->life.close_tries = 0;
+			conn->life.close_at = now;
 		}
 	}
-	if (conn->state != MROCE_CONN_CLOSING || !conn->close_at ||
-	    ktime_after(conn->close_at, now))
+	if (conn->state != MROCE_CONN_CLOSING || !conn->life.close_at ||
+	    ktime_after(conn->life.close_at, now))
 		return;
-	if (conn->close_tries >= MROCE_CONN_CLOSE_TRIES) {
+	if (conn->life.close_tries >= MROCE_CONN_CLOSE_TRIES) {
 		/* No answer after 3 attempts (C11). */
 		mroce_count(conn->mdev, CONN_CLOSED);
 		mroce_conn_tombstone(conn);
 		return;
 	}
-	conn->close_tries++;
+	conn->life.close_tries++;
 	mroce_conn_close_send(conn, MROCE_CC_REQUEST, q);
-	conn->close_at = ktime_add_us(now, mroce_conn_max_rto_us(conn));
+	conn->life.close_at = ktime_add_us(now, mroce_conn_max_rto_us(conn));
 }

@@ -149,7 +149,7 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 
 	lockdep_assert_held(&conn->lock);
 
-	if (conn->backlog)
+	if (conn->cc.backlog)
 		flags |= MROCE_F_BKLG;
 	f->rec = *rec;
 	if (rec->qp)
@@ -263,7 +263,7 @@ static void mroce_rto_update(const struct mroce_conn *conn,
 			     struct mroce_path *path)
 {
 	path->rto_us = clamp(path->srtt_us + max(1U, 4 * path->rttvar_us) +
-			     conn->peer_max_ack_delay,
+			     conn->cx.peer_max_ack_delay,
 			     READ_ONCE(mroce_rto_min_us),
 			     READ_ONCE(mroce_rto_max_us));
 }
@@ -471,7 +471,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 	if (newest && newest->psn == (u32)high && newest->tries == 1) {
 		r = ktime_us_delta(now, newest->sent);
 		delay = min_t(u32, ntohs(akx->ack_delay),
-			      conn->peer_max_ack_delay);
+			      conn->cx.peer_max_ack_delay);
 		if (r > delay && r - delay >= path->min_rtt_us)
 			r -= delay;
 		mroce_rtt_sample(conn, path, r);
@@ -525,7 +525,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		mroce_count_add(conn->mdev, ECN_CE_REPORTED, dce);
 	}
 	if (acked) {
-		conn->progress_at = now;
+		conn->life.progress_at = now;
 		path->backoff = 0;
 		path->rto_from = now;
 		path->tlp_at = 0;
@@ -552,13 +552,13 @@ void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
 	if (bth->hdr_len * 4 < sizeof(*bth) + sizeof(*akx) ||
 	    akx->num_sr > 58 || bth->payload_len ||
 	    bth->hdr_len * 4 != sizeof(*bth) + sizeof(*akx) + 16 * akx->num_sr ||
-	    bth->path_id >= conn->npaths) {
+	    bth->path_id >= conn->tx.npaths) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
 	}
 	mroce_count(conn->mdev, ACKS_RCVD);
 	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
-	if (!mroce_loss_process_akx(conn, conn->paths[bth->path_id], akx,
+	if (!mroce_loss_process_akx(conn, conn->tx.paths[bth->path_id], akx,
 				    NULL, q))
 		return;
 	for (i = 0; i < akx->num_sr; i++)

@@ -400,13 +400,13 @@ static void mroce_nl_copy_conn(struct mroce_nl_conn *s, struct mroce_conn *conn)
 	s->peer_cid = conn->peer_cid;
 	s->state = mroce_nl_conn_state[conn->state];
 	s->initiator = conn->initiator;
-	s->streams = conn->streams;
-	s->hint = conn->hint;
-	s->pace_rate = conn->pace_rate;
-	s->nretx = conn->nretx;
-	s->npaths = min_t(u32, conn->npaths, MROCE_MAX_PATHS);
+	s->streams = conn->streams.count;
+	s->hint = conn->cc.hint;
+	s->pace_rate = conn->cc.pace_rate;
+	s->nretx = conn->tx.nretx;
+	s->npaths = min_t(u32, conn->tx.npaths, MROCE_MAX_PATHS);
 	for (i = 0; i < s->npaths; i++)
-		mroce_nl_copy_path(&s->paths[i], conn->paths[i]);
+		mroce_nl_copy_path(&s->paths[i], conn->tx.paths[i]);
 	spin_unlock_bh(&conn->lock);
 }
 

@@ -24,7 +24,7 @@
 /* Maximum packet bytes: a full segment and the largest overhead (12.2.1). */
 u32 mroce_mpb(const struct mroce_conn *conn)
 {
-	return (256U << conn->css_shift) + MROCE_MTU_OVERHEAD;
+	return (256U << conn->cx.css_shift) + MROCE_MTU_OVERHEAD;
 }
 
 /* The charge of a packet: its IP datagram length (spec 12.2.1). */
@@ -42,9 +42,9 @@ static bool mroce_port_taken(const struct mroce_conn *conn,
 {
 	int i;
 
-	for (i = 0; i < conn->npaths; i++)
-		if (conn->paths[i] && conn->paths[i] != path &&
-		    ntohs(conn->paths[i]->sport) == port)
+	for (i = 0; i < conn->tx.npaths; i++)
+		if (conn->tx.paths[i] && conn->tx.paths[i] != path &&
+		    ntohs(conn->tx.paths[i]->sport) == port)
 			return true;
 	for (i = 0; path && i < MROCE_OLD_PORTS; i++)
 		if (path->old_ports[i] == port)
@@ -161,14 +161,14 @@ static struct mroce_path *mroce_path_alloc(void)
 int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 			  struct sk_buff_head *q)
 {
-	u32 cap = min_t(u32, conn->peer_max_paths, MROCE_MAX_PATHS);
-	u32 n = min(conn->npaths + READ_ONCE(mroce_paths_per_plane), cap);
+	u32 cap = min_t(u32, conn->cx.peer_max_paths, MROCE_MAX_PATHS);
+	u32 n = min(conn->tx.npaths + READ_ONCE(mroce_paths_per_plane), cap);
 	struct mroce_path *path;
 	u32 i;
 
 	lockdep_assert_held(&conn->lock);
 
-	for (i = conn->npaths; i < n; i++) {
+	for (i = conn->tx.npaths; i < n; i++) {
 		path = mroce_path_alloc();
 		if (!path)
 			break;
@@ -176,8 +176,9 @@ int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 		path->plane = plane;
 		path->state = MROCE_PATH_FAILED;	/* set_state counts */
 		/* The CONNECT went with path 0's port (MRC-CONN-011). */
-		path->sport = i || !conn->hs_sport ?
-			      mroce_pick_sport(conn, path) : conn->hs_sport;
+		path->sport = i || !conn->life.hs_sport ?
+			      mroce_pick_sport(conn, path) :
+			      conn->life.hs_sport;
 		path->next_psn = get_random_u32();
 		path->plw = path->next_psn;
 		path->probe_id = get_random_u32();
@@ -186,8 +187,8 @@ int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 		path->rto_us = READ_ONCE(mroce_rto_initial_us);
 		path->reo_mult = 1;
 		mroce_cc_path_init(conn, path);
-		conn->paths[i] = path;
-		conn->npaths = i + 1;
+		conn->tx.paths[i] = path;
+		conn->tx.npaths = i + 1;
 		if (probing) {
 			mroce_path_set_state(conn, path, MROCE_PATH_PROBING);
 			path->entropies = 1;
@@ -196,7 +197,7 @@ int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 			mroce_path_set_state(conn, path, MROCE_PATH_ACTIVE);
 		}
 	}
-	return conn->npaths ? 0 : -ENOMEM;
+	return conn->tx.npaths ? 0 : -ENOMEM;
 }
 
 /* The connection's paths at establishment, on every paired plane (P1). */
@@ -206,22 +207,22 @@ int mroce_paths_create(struct mroce_conn *conn)
 
 	mroce_conn_pair_planes(conn);
 	for (p = 0; p < MROCE_MAX_PLANES; p++)
-		if (conn->planes_paired & BIT(p))
+		if (conn->cx.planes_paired & BIT(p))
 			mroce_paths_add_plane(conn, p, false, NULL);
-	return conn->npaths ? 0 : -ENOMEM;
+	return conn->tx.npaths ? 0 : -ENOMEM;
 }
 
 void mroce_paths_free(struct mroce_conn *conn)
 {
 	int i;
 
-	for (i = 0; i < conn->npaths; i++) {
-		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
+	for (i = 0; i < conn->tx.npaths; i++) {
+		if (conn->tx.paths[i]->state == MROCE_PATH_ACTIVE)
 			this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_PATHS_ACTIVE]);
-		mroce_path_free(conn->paths[i]);
-		conn->paths[i] = NULL;
+		mroce_path_free(conn->tx.paths[i]);
+		conn->tx.paths[i] = NULL;
 	}
-	conn->npaths = 0;
+	conn->tx.npaths = 0;
 }
 
 /* Effective RTO: the base RTO doubled per consecutive expiry (7.4). */
@@ -238,7 +239,7 @@ static u32 mroce_pto(const struct mroce_conn *conn,
 {
 	if (!path->srtt_us)
 		return READ_ONCE(mroce_rto_initial_us);
-	return max(2 * path->srtt_us + conn->peer_max_ack_delay,
+	return max(2 * path->srtt_us + conn->cx.peer_max_ack_delay,
 		   READ_ONCE(mroce_pto_min_us));
 }
 
@@ -274,10 +275,10 @@ static u32 mroce_probe_timeout(const struct mroce_conn *conn,
 
 	if (path->srtt_us)
 		return pto;
-	for (i = 0; i < conn->npaths; i++)
-		if (conn->paths[i]->state == MROCE_PATH_ACTIVE &&
-		    conn->paths[i]->srtt_us)
-			pto = max(pto, mroce_eff_rto(conn->paths[i]));
+	for (i = 0; i < conn->tx.npaths; i++)
+		if (conn->tx.paths[i]->state == MROCE_PATH_ACTIVE &&
+		    conn->tx.paths[i]->srtt_us)
+			pto = max(pto, mroce_eff_rto(conn->tx.paths[i]));
 	return pto;
 }
 
@@ -286,7 +287,7 @@ static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
 			     struct sk_buff_head *q)
 {
 	bool mtu = path->state == MROCE_PATH_PROBING;
-	u32 pad = mtu ? (256U << conn->css_shift) + 24 : 0;
+	u32 pad = mtu ? (256U << conn->cx.css_shift) + 24 : 0;
 	struct mroce_probe_rec *rec;
 	struct mroce_bth *bth;
 	struct mroce_pbx *pbx;
@@ -368,8 +369,8 @@ void mroce_path_confirm(struct mroce_conn *conn, struct sk_buff_head *q)
 {
 	lockdep_assert_held(&conn->lock);
 
-	if (conn->npaths)
-		mroce_send_probe(conn, conn->paths[0], q);
+	if (conn->tx.npaths)
+		mroce_send_probe(conn, conn->tx.paths[0], q);
 }
 
 /*
@@ -384,12 +385,12 @@ u32 mroce_path_check_alive(struct mroce_conn *conn, struct sk_buff_head *q)
 
 	lockdep_assert_held(&conn->lock);
 
-	if (!conn->npaths)
+	if (!conn->tx.npaths)
 		return 0;
-	path = conn->paths[0];
-	for (i = 0; i < conn->npaths; i++) {
-		if (conn->paths[i]->state == MROCE_PATH_ACTIVE) {
-			path = conn->paths[i];
+	path = conn->tx.paths[0];
+	for (i = 0; i < conn->tx.npaths; i++) {
+		if (conn->tx.paths[i]->state == MROCE_PATH_ACTIVE) {
+			path = conn->tx.paths[i];
 			break;
 		}
 	}
@@ -418,8 +419,8 @@ static u32 mroce_paths_active(const struct mroce_conn *conn)
 	u32 n = 0;
 	int i;
 
-	for (i = 0; i < conn->npaths; i++)
-		n += conn->paths[i]->state == MROCE_PATH_ACTIVE;
+	for (i = 0; i < conn->tx.npaths; i++)
+		n += conn->tx.paths[i]->state == MROCE_PATH_ACTIVE;
 	return n;
 }
 
@@ -535,11 +536,11 @@ void mroce_path_timeout(struct mroce_conn *conn, ktime_t now,
 
 	lockdep_assert_held(&conn->lock);
 
-	for (i = 0; i < conn->npaths; i++) {
+	for (i = 0; i < conn->tx.npaths; i++) {
 		/* Fewer than min_active_paths: probe failed ones at once. */
 		short_failed = mroce_paths_active(conn) <
 			       READ_ONCE(mroce_min_active_paths);
-		mroce_path_tick(conn, conn->paths[i], now, short_failed, q);
+		mroce_path_tick(conn, conn->tx.paths[i], now, short_failed, q);
 	}
 }
 
@@ -552,8 +553,8 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 	struct mroce_path *path;
 	int i;
 
-	for (i = 0; i < conn->npaths; i++) {
-		path = conn->paths[i];
+	for (i = 0; i < conn->tx.npaths; i++) {
+		path = conn->tx.paths[i];
 		t = KTIME_MAX;
 		switch (path->state) {
 		case MROCE_PATH_ACTIVE:
@@ -602,12 +603,13 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	lockdep_assert_held(&conn->lock);
 
 	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*pbx) + sizeof(*akx) ||
-	    bth->payload_len || akx->num_sr || bth->path_id >= conn->npaths) {
+	    bth->payload_len || akx->num_sr ||
+	    bth->path_id >= conn->tx.npaths) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
 	}
 	id = ntohl(pbx->probe_id);
-	path = conn->paths[bth->path_id];
+	path = conn->tx.paths[bth->path_id];
 	/*
 	 * Only an answer to one of this entropy's recent probes counts
 	 * (MRC-PATH-028), and it speaks for the packets sent before that
@@ -659,8 +661,8 @@ void mroce_paths_plane_down(struct mroce_conn *conn, int plane, bool removed,
 
 	lockdep_assert_held(&conn->lock);
 
-	for (i = 0; i < conn->npaths; i++) {
-		path = conn->paths[i];
+	for (i = 0; i < conn->tx.npaths; i++) {
+		path = conn->tx.paths[i];
 		if (path->plane != plane)
 			continue;
 		path->removed |= removed;
@@ -680,8 +682,8 @@ void mroce_paths_plane_up(struct mroce_conn *conn, int plane,
 
 	lockdep_assert_held(&conn->lock);
 
-	for (i = 0; i < conn->npaths; i++) {
-		path = conn->paths[i];
+	for (i = 0; i < conn->tx.npaths; i++) {
+		path = conn->tx.paths[i];
 		if (path->plane == plane && !path->removed &&
 		    path->state == MROCE_PATH_FAILED) {
 			path->backoff = 0;	/* timeouts of a plane down */
@@ -710,9 +712,9 @@ static void mroce_path_loss_window(struct mroce_conn *conn,
 	if (path->ent_sent < READ_ONCE(mroce_loss_window_pkts) ||
 	    path->loss_pct <= READ_ONCE(mroce_path_loss_thresh_pct))
 		return;
-	for (i = 0; i < conn->npaths; i++)
-		if (conn->paths[i]->state == MROCE_PATH_ACTIVE)
-			pct[n++] = conn->paths[i]->loss_pct;
+	for (i = 0; i < conn->tx.npaths; i++)
+		if (conn->tx.paths[i]->state == MROCE_PATH_ACTIVE)
+			pct[n++] = conn->tx.paths[i]->loss_pct;
 	if (!n)
 		return;
 	sort(pct, n, sizeof(pct[0]), mroce_cmp_u32, NULL);
@@ -756,19 +758,19 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 {
 	struct mroce_path *best = NULL, *p;
 	u64 score, best_score = 0;
-	int i, n = conn->npaths;
+	int i, n = conn->tx.npaths;
 
 	/* Batches (MRC-PATH-040): new data stays on its path for a batch. */
-	if (avoid < 0 && conn->last_path < n &&
-	    conn->path_run < min(mroce_tx_batch_max(),
+	if (avoid < 0 && conn->tx.last_path < n &&
+	    conn->tx.path_run < min(mroce_tx_batch_max(),
 				 MROCE_GSO_MAX_BYTES / max(charge, 1U))) {
-		p = conn->paths[conn->last_path];
-		if (conn->path_run && mroce_path_psn_room(p) &&
+		p = conn->tx.paths[conn->tx.last_path];
+		if (conn->tx.path_run && mroce_path_psn_room(p) &&
 		    mroce_cc_window_ok(p, charge))
 			return p;
 	}
 	for (i = 1; i <= n; i++) {
-		p = conn->paths[(conn->last_path + i) % n];
+		p = conn->tx.paths[(conn->tx.last_path + i) % n];
 		if (!mroce_path_psn_room(p) || !mroce_cc_window_ok(p, charge) ||
 		    (p->id == avoid && n > 1))
 			continue;
@@ -779,9 +781,9 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 		}
 	}
 	if (!best && avoid >= 0 && avoid < n &&
-	    mroce_path_psn_room(conn->paths[avoid]) &&
-	    mroce_cc_window_ok(conn->paths[avoid], charge))
-		best = conn->paths[avoid];
+	    mroce_path_psn_room(conn->tx.paths[avoid]) &&
+	    mroce_cc_window_ok(conn->tx.paths[avoid], charge))
+		best = conn->tx.paths[avoid];
 	return best;
 }
 
@@ -789,18 +791,19 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 bool mroce_path_has_room(struct mroce_conn *conn)
 {
 	/* An unconfirmed connection carries no stream data (spec 6.4). */
-	if (conn->half_open)
+	if (conn->life.half_open)
 		return false;
 	u32 mpb = mroce_mpb(conn);
 
-	if (conn->state != MROCE_CONN_ESTABLISHED || !list_empty(&conn->retxq))
+	if (conn->state != MROCE_CONN_ESTABLISHED ||
+	    !list_empty(&conn->tx.retxq))
 		return false;
 	if (!mroce_pick(conn, mpb, -1)) {
-		conn->backlog = true;
+		conn->cc.backlog = true;
 		return false;
 	}
 	if (!mroce_cc_pace_ok(conn, mpb)) {
-		conn->backlog = true;
+		conn->cc.backlog = true;
 		return false;
 	}
 	return true;
@@ -823,8 +826,8 @@ static void mroce_retx_queue(struct mroce_conn *conn,
 		mroce_qp_hold(rec->qp);
 	r->tries = tries;
 	r->from = from;
-	list_add_tail(&r->list, &conn->retxq);
-	conn->nretx++;
+	list_add_tail(&r->list, &conn->tx.retxq);
+	conn->tx.nretx++;
 }
 
 /*
@@ -846,12 +849,12 @@ static void mroce_path_carry(struct mroce_conn *conn,
 		return;
 	}
 	if (tries > 1)
-		conn->path_run = 0;
-	else if (path->id != conn->last_path)
-		conn->path_run = 1;
-	else if (conn->path_run < U8_MAX)
-		conn->path_run++;
-	conn->last_path = path->id;
+		conn->tx.path_run = 0;
+	else if (path->id != conn->tx.last_path)
+		conn->tx.path_run = 1;
+	else if (conn->tx.path_run < U8_MAX)
+		conn->tx.path_run++;
+	conn->tx.last_path = path->id;
 	mroce_cc_pace_charge(conn, charge);
 	mroce_path_emit(conn, path, rec, tries,
 			tries > 1 ? MROCE_F_RETX : 0, q);
@@ -870,7 +873,7 @@ void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
 {
 	lockdep_assert_held(&conn->lock);
 
-	conn->backlog = false;
+	conn->cc.backlog = false;
 	mroce_path_carry(conn, rec, 1, -1, q);
 }
 
@@ -883,7 +886,7 @@ void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
 {
 	lockdep_assert_held(&conn->lock);
 
-	if (!list_empty(&conn->retxq) ||
+	if (!list_empty(&conn->tx.retxq) ||
 	    !mroce_cc_pace_ok(conn, mroce_charge(conn, rec)))
 		mroce_retx_queue(conn, rec, tries, from);
 	else
@@ -902,7 +905,7 @@ void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
 
 	lockdep_assert_held(&conn->lock);
 
-	while ((r = list_first_entry_or_null(&conn->retxq, struct mroce_retx,
+	while ((r = list_first_entry_or_null(&conn->tx.retxq, struct mroce_retx,
 					     list))) {
 		charge = mroce_charge(conn, &r->rec);
 		needed = mroce_rc_still_needed(conn, &r->rec);
@@ -910,7 +913,7 @@ void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
 			       !mroce_cc_pace_ok(conn, charge)))
 			return;
 		list_del(&r->list);
-		conn->nretx--;
+		conn->tx.nretx--;
 		if (needed)
 			mroce_path_carry(conn, &r->rec, r->tries, r->from, q);
 		if (r->rec.qp)
@@ -924,11 +927,11 @@ void mroce_retx_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_retx *r, *tmp;
 
-	list_for_each_entry_safe(r, tmp, &conn->retxq, list) {
+	list_for_each_entry_safe(r, tmp, &conn->tx.retxq, list) {
 		if (qp && r->rec.qp != qp)
 			continue;
 		list_del(&r->list);
-		conn->nretx--;
+		conn->tx.nretx--;
 		if (r->rec.qp)
 			mroce_qp_put(r->rec.qp);
 		kfree(r);
@@ -943,8 +946,8 @@ void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp)
 	u32 psn;
 	int i;
 
-	for (i = 0; i < conn->npaths; i++) {
-		path = conn->paths[i];
+	for (i = 0; i < conn->tx.npaths; i++) {
+		path = conn->tx.paths[i];
 		for (psn = path->plw; psn != path->next_psn; psn++) {
 			f = mroce_slot(path, psn);
 			if (!f->live || f->rec.qp != qp)

@@ -103,7 +103,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 
 /*
  * Messages of st in flight: started and not known complete (MRC-ORD-013).
- * conn->msgs_out sums this over the connection's streams; every change of
+ * conn->tx.msgs_out sums this over the connection's streams; every change of
  * started_ssn or peer_completed goes through mroce_msgs_account().
  */
 u32 mroce_msgs_out(const struct mroce_stream *st)
@@ -116,12 +116,12 @@ u32 mroce_msgs_out(const struct mroce_stream *st)
 static void mroce_msgs_account(struct mroce_conn *conn,
 			       const struct mroce_stream *st, u32 before)
 {
-	conn->msgs_out = conn->msgs_out - before + mroce_msgs_out(st);
+	conn->tx.msgs_out = conn->tx.msgs_out - before + mroce_msgs_out(st);
 }
 
 static void mroce_wait(struct mroce_conn *conn, struct mroce_qp *qp)
 {
-	mroce_stream_wait(&qp->stream, &conn->wait_qps);
+	mroce_stream_wait(&qp->stream, &conn->streams.wait);
 }
 
 /* Complete, in order, every WQE that is done (spec 11.3). */
@@ -240,7 +240,7 @@ int mroce_rc_build_payload(struct mroce_conn *conn,
 
 static u8 mroce_seg_shift(struct mroce_conn *conn, struct mroce_qp *qp)
 {
-	u8 shift = conn->css_shift;
+	u8 shift = conn->cx.css_shift;
 
 	/* path_mtu: IB_MTU_256 (1) is segment shift 0. */
 	if (qp->attr.path_mtu)
@@ -315,7 +315,7 @@ static bool mroce_response_refused(struct mroce_conn *conn,
 	if (!qp->attr.max_rd_atomic)
 		return true;
 	return wqe->opcode != IB_WR_RDMA_READ &&
-	       conn->state == MROCE_CONN_ESTABLISHED && !conn->peer_atomic;
+	       conn->state == MROCE_CONN_ESTABLISHED && !conn->cx.peer_atomic;
 }
 
 /*
@@ -452,9 +452,9 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			rec.flags |= MROCE_F_SE;
 		seg = 256U << rec.segshift;
 		/* No more messages in flight than the peer has slots. */
-		if (!st->send_off && conn->msgs_out >= conn->peer_slots) {
+		if (!st->send_off && conn->tx.msgs_out >= conn->cx.peer_slots) {
 			mroce_count(conn->mdev, MSG_SLOTS_WAITS);
-			mroce_stream_wait(st, &conn->slot_waiters);
+			mroce_stream_wait(st, &conn->streams.slot_waiters);
 			return;
 		}
 
@@ -516,15 +516,15 @@ void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q)
 
 	lockdep_assert_held(&conn->lock);
 
-	list_splice_init(&conn->wait_qps, &run);
+	list_splice_init(&conn->streams.wait, &run);
 	/* As many slot waiters as there are free slots, oldest first. */
-	free_slots = conn->msgs_out < conn->peer_slots ?
-		     conn->peer_slots - conn->msgs_out : 0;
-	while (free_slots-- && !list_empty(&conn->slot_waiters))
-		list_move_tail(conn->slot_waiters.next, &run);
+	free_slots = conn->tx.msgs_out < conn->cx.peer_slots ?
+		     conn->cx.peer_slots - conn->tx.msgs_out : 0;
+	while (free_slots-- && !list_empty(&conn->streams.slot_waiters))
+		list_move_tail(conn->streams.slot_waiters.next, &run);
 	list_for_each_entry_safe(st, tmp, &run, wait_entry) {
 		if (!mroce_path_has_room(conn)) {
-			list_splice(&run, &conn->wait_qps);
+			list_splice(&run, &conn->streams.wait);
 			return;
 		}
 		list_del_init(&st->wait_entry);
@@ -653,7 +653,7 @@ void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
 	    mroce_seq_diff(completed, st->next_ssn - 1) <= 0) {
 		st->peer_completed = completed;
 		mroce_msgs_account(conn, st, before);
-		conn->progress_at = ktime_get();
+		conn->life.progress_at = ktime_get();
 		st->rnr_left = qp->attr.rnr_retry;
 		st->nr_first = 0;
 		mroce_rc_complete_ready(conn, qp);

@@ -59,7 +59,7 @@ void mroce_rc_fill_sr(struct mroce_qp *qp, struct mroce_sr *sr)
 	sr->completed_ssn = htonl(st->completed_ssn);
 	/* With an SRQ (MRC-ACK-013) the limit is the message slots'. */
 	sr->msn_limit = htonl(st->recv_msn - 1 + (qp->ibqp.srq ?
-						  st->conn->rx_slots :
+						  st->conn->cx.rx_slots :
 						  mroce_rq_posted(qp)));
 	if (!qp->ibqp.srq && !mroce_rq_posted(qp) && !st->credit_blocked) {
 		/* The requester is blocked: hear of the next receive. */
@@ -112,18 +112,18 @@ void mroce_nak_send(struct mroce_conn *conn, const struct sk_buff *in,
 
 	lockdep_assert_held(&conn->lock);
 
-	conn->ack_now = true;	/* MRC-ACK-006 rule 7 */
+	conn->rx.ack_now = true;	/* MRC-ACK-006 rule 7 */
 	/* Per connection at most nak_rate a second (spec 16.4). */
-	if (mroce_rate_full(&conn->nak_rl, READ_ONCE(mroce_nak_rate))) {
+	if (mroce_rate_full(&conn->life.nak_rl, READ_ONCE(mroce_nak_rate))) {
 		mroce_count(conn->mdev, DROP_RATE_LIMITED);
 		return;
 	}
-	conn->nak_rl.n++;
+	conn->life.nak_rl.n++;
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_NAK, sizeof(*nkx), 0);
 	if (!skb)
 		return;
 	bth = (struct mroce_bth *)skb->data;
-	bth->psn = htonl(conn->ack_seq++);
+	bth->psn = htonl(conn->rx.ack_seq++);
 	bth->path_id = ib->path_id;
 	nkx = (struct mroce_nkx *)(bth + 1);
 	nkx->code_req_qpn = htonl((u32)code << 24 | (n->req & MROCE_QPN_MASK));
@@ -194,10 +194,10 @@ void mroce_send_nak(struct mroce_conn *conn, const struct sk_buff *in,
 static void mroce_tracker_free(struct mroce_conn *conn, u32 qpn,
 			       struct mroce_tracker *t)
 {
-	xa_erase(&conn->trackers, mroce_tkey(qpn, t->ssn));
-	conn->ntrackers--;
-	if (!t->rwqe && !conn->spare_tracker)
-		conn->spare_tracker = t;
+	xa_erase(&conn->rx.trackers, mroce_tkey(qpn, t->ssn));
+	conn->rx.ntrackers--;
+	if (!t->rwqe && !conn->rx.spare_tracker)
+		conn->rx.spare_tracker = t;
 	else
 		kfree(t);
 }
@@ -207,7 +207,7 @@ void mroce_trackers_drop_qp(struct mroce_conn *conn, u32 qpn)
 	struct mroce_tracker *t;
 	unsigned long idx;
 
-	xa_for_each_range(&conn->trackers, idx, t, mroce_tkey(qpn, 0),
+	xa_for_each_range(&conn->rx.trackers, idx, t, mroce_tkey(qpn, 0),
 			  mroce_tkey(qpn, U32_MAX))
 		mroce_tracker_free(conn, qpn, t);
 }
@@ -274,13 +274,13 @@ void mroce_srq_flush_bound(struct mroce_conn *conn, struct mroce_qp *qp)
 
 	lockdep_assert_held(&conn->lock);
 
-	xa_for_each_range(&conn->trackers, idx, t, mroce_tkey(qpn, from),
+	xa_for_each_range(&conn->rx.trackers, idx, t, mroce_tkey(qpn, from),
 			  mroce_tkey(qpn, U32_MAX))
 		if (t->bound)
 			mroce_srq_complete(qp, t, IB_WC_WR_FLUSH_ERR);
 	if (!from)
 		return;
-	xa_for_each_range(&conn->trackers, idx, t, mroce_tkey(qpn, 0),
+	xa_for_each_range(&conn->rx.trackers, idx, t, mroce_tkey(qpn, 0),
 			  mroce_tkey(qpn, from - 1))
 		if (t->bound)
 			mroce_srq_complete(qp, t, IB_WC_WR_FLUSH_ERR);
@@ -440,11 +440,12 @@ static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		return;
 	for (;;) {
-		t = xa_load(&conn->trackers, mroce_tkey(qpn, st->completed_ssn + 1));
+		t = xa_load(&conn->rx.trackers,
+			    mroce_tkey(qpn, st->completed_ssn + 1));
 		if (!t || !t->complete || t->failed)
 			break;
 		if (mroce_is_resp_type(t->type) && !mroce_execute(conn, qp, t, q)) {
-			mroce_stream_wait(st, &conn->wait_qps);
+			mroce_stream_wait(st, &conn->streams.wait);
 			break;
 		}
 		if (mroce_is_recv_type(t->type))
@@ -475,17 +476,17 @@ static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
 	const void *ext = sx + 1;
 	struct mroce_tracker *t;
 
-	t = xa_load(&conn->trackers, mroce_tkey(qpn, ssn));
+	t = xa_load(&conn->rx.trackers, mroce_tkey(qpn, ssn));
 	if (t)
 		return t;
-	if (conn->ntrackers >= conn->rx_slots)
+	if (conn->rx.ntrackers >= conn->cx.rx_slots)
 		return ERR_PTR(-ENOBUFS);
 	/* With an SRQ, the receive WQE it takes lives with the tracker. */
 	if (qp->ibqp.srq && mroce_is_recv_type(bth->type))
 		size += sizeof(struct mroce_recv_wqe);
-	if (size == sizeof(*t) && conn->spare_tracker) {
-		t = conn->spare_tracker;
-		conn->spare_tracker = NULL;
+	if (size == sizeof(*t) && conn->rx.spare_tracker) {
+		t = conn->rx.spare_tracker;
+		conn->rx.spare_tracker = NULL;
 		memset(t, 0, size);
 	} else {
 		t = kzalloc(size, GFP_ATOMIC);
@@ -535,11 +536,12 @@ static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
 		break;
 	}
 	}
-	if (xa_insert(&conn->trackers, mroce_tkey(qpn, ssn), t, GFP_ATOMIC)) {
+	if (xa_insert(&conn->rx.trackers, mroce_tkey(qpn, ssn), t,
+		      GFP_ATOMIC)) {
 		kfree(t);
 		return ERR_PTR(-ENOMEM);
 	}
-	conn->ntrackers++;
+	conn->rx.ntrackers++;
 	return t;
 }
 
@@ -854,12 +856,12 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 		}
 		return true;
 	}
-	if (d > conn->rx_slots) {
+	if (d > conn->cx.rx_slots) {
 		mroce_send_nak(conn, skb, MROCE_NAK_SEQUENCE, 0, 0, q);
 		return true;
 	}
 
-	first = !xa_load(&conn->trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
+	first = !xa_load(&conn->rx.trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
 	/* Requests with a response need a context (MRC-PLC-024). */
 	ctx = NULL;
 	if (first && mroce_is_resp_type(bth->type) &&
@@ -887,7 +889,7 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 		return true;
 	/* The MSN must be within the message slots (MRC-PLC-013). */
 	if (first && mroce_is_recv_type(t->type) &&
-	    (u32)(t->msn - st->recv_msn) >= conn->rx_slots) {
+	    (u32)(t->msn - st->recv_msn) >= conn->cx.rx_slots) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
 		return true;
 	}

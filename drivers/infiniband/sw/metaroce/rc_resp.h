@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * rc_resp.c: the RC responder: placing requests (a tracker per message in
- * placement, conn->trackers), NAKs, credits (spec 10, 13).  Under
+ * placement, conn->rx.trackers), NAKs, credits (spec 10, 13).  Under
  * conn->lock.
  */
 #ifndef MROCE_RC_RESP_H

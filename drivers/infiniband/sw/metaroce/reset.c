@@ -108,10 +108,10 @@ static bool mroce_reset_reconnect_ok(struct mroce_conn *conn)
 	ktime_t now = ktime_get();
 
 	if (conn->state != MROCE_CONN_CONNECTING ||
-	    (conn->cr_at && ktime_us_delta(now, conn->cr_at) <
+	    (conn->life.cr_at && ktime_us_delta(now, conn->life.cr_at) <
 			    READ_ONCE(mroce_rto_initial_us)))
 		return false;
-	conn->cr_at = now;
+	conn->life.cr_at = now;
 	return true;
 }
 
@@ -170,8 +170,9 @@ u64 mroce_rx_reset(struct mroce_conn *conn, struct sk_buff *skb,
 	case MROCE_RST_RESOURCE:
 		/* The timer resends after Retry After, counting the try. */
 		if (mroce_reset_reconnect_ok(conn)) {
-			conn->hs_at = ktime_add_ms(ktime_get(),
-						   ntohs(rsx->retry_after));
+			conn->life.hs_at =
+				ktime_add_ms(ktime_get(),
+					     ntohs(rsx->retry_after));
 			mroce_conn_arm_timer(conn);
 		}
 		return 0;

@@ -37,7 +37,7 @@ static void mroce_rxpath_settle(struct mroce_rxpath *rx)
 static struct mroce_rxpath *mroce_rxpath_get(struct mroce_conn *conn, u8 id,
 					     u32 plw)
 {
-	struct mroce_rxpath *rx = conn->rxpaths[id];
+	struct mroce_rxpath *rx = conn->rx.paths[id];
 
 	if (rx)
 		return rx;
@@ -46,7 +46,7 @@ static struct mroce_rxpath *mroce_rxpath_get(struct mroce_conn *conn, u8 id,
 		return NULL;
 	rx->cum = plw - 1;
 	rx->high = rx->cum;
-	conn->rxpaths[id] = rx;
+	conn->rx.paths[id] = rx;
 	return rx;
 }
 
@@ -112,7 +112,7 @@ void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
 			 int class)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
-	struct mroce_rxpath *rx = conn->rxpaths[bth->path_id];
+	struct mroce_rxpath *rx = conn->rx.paths[bth->path_id];
 	u32 psn = ntohl(bth->psn);
 	bool ce;
 
@@ -182,9 +182,9 @@ static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
 static void mroce_ack_due_in(struct mroce_conn *conn,
 			     struct mroce_rxpath *rx)
 {
-	rx->ack_due = ktime_add_us(ktime_get(), conn->max_ack_delay);
-	if (!conn->ack_due || ktime_before(rx->ack_due, conn->ack_due)) {
-		conn->ack_due = rx->ack_due;
+	rx->ack_due = ktime_add_us(ktime_get(), conn->cx.max_ack_delay);
+	if (!conn->rx.ack_due || ktime_before(rx->ack_due, conn->rx.ack_due)) {
+		conn->rx.ack_due = rx->ack_due;
 		mroce_conn_arm_timer(conn);
 	}
 }
@@ -201,7 +201,7 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 			    struct sk_buff_head *q)
 {
 	struct mroce_rxpath *rx = id < MROCE_MAX_RX_PATHS ?
-				  conn->rxpaths[id] : NULL;
+				  conn->rx.paths[id] : NULL;
 	struct mroce_bth *bth;
 	struct mroce_akx *akx;
 	struct sk_buff *skb;
@@ -210,7 +210,7 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 
 	lockdep_assert_held(&conn->lock);
 
-	conn->ack_now = false;
+	conn->rx.ack_now = false;
 	if (rx) {
 		rx->unacked = 0;
 		rx->ack_now = false;
@@ -225,7 +225,7 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 	if (!skb)
 		return;
 	bth = (struct mroce_bth *)skb->data;
-	bth->psn = htonl(conn->ack_seq++);
+	bth->psn = htonl(conn->rx.ack_seq++);
 	bth->path_id = id;
 	akx = (struct mroce_akx *)(bth + 1);
 	bth->flags = htons(mroce_fill_akx(conn, rx, akx, hint));
@@ -234,7 +234,7 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 	mroce_cb(skb)->plane = plane;
 	__skb_queue_tail(q, skb);
 	mroce_count(conn->mdev, ACKS_SENT);
-	if (rx && conn->sr_unsent) {
+	if (rx && conn->streams.sr_unsent) {
 		rx->sr_more = true;
 		mroce_ack_due_in(conn, rx);
 	}
@@ -259,7 +259,7 @@ void mroce_ack_unsolicited(struct mroce_conn *conn, u8 id,
 			   struct mroce_qp *qp, struct sk_buff_head *q)
 {
 	struct mroce_rxpath *rx = id < MROCE_MAX_RX_PATHS ?
-				  conn->rxpaths[id] : NULL;
+				  conn->rx.paths[id] : NULL;
 
 	lockdep_assert_held(&conn->lock);
 
@@ -272,7 +272,7 @@ void mroce_ack_unsolicited(struct mroce_conn *conn, u8 id,
 void mroce_stream_duplicate(struct mroce_conn *conn)
 {
 	mroce_count(conn->mdev, DUPLICATES);
-	conn->ack_now = true;
+	conn->rx.ack_now = true;
 }
 
 /*
@@ -284,11 +284,11 @@ void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
 			 struct mroce_qp *qp, struct sk_buff_head *q)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
-	struct mroce_rxpath *rx = conn->rxpaths[bth->path_id];
+	struct mroce_rxpath *rx = conn->rx.paths[bth->path_id];
 
 	lockdep_assert_held(&conn->lock);
 
-	if (!rx || rx->ack_now || conn->ack_now ||
+	if (!rx || rx->ack_now || conn->rx.ack_now ||
 	    ntohs(bth->flags) & (MROCE_F_AR | MROCE_F_LAST) ||
 	    ++rx->unacked >= READ_ONCE(mroce_ack_coalesce_pkts)) {
 		mroce_send_ack(conn, skb, qp, q);
@@ -311,10 +311,10 @@ void mroce_ack_tick(struct mroce_conn *conn, ktime_t now,
 
 	lockdep_assert_held(&conn->lock);
 
-	if (!conn->ack_due || ktime_after(conn->ack_due, now))
+	if (!conn->rx.ack_due || ktime_after(conn->rx.ack_due, now))
 		return;
 	for (i = 0; i < MROCE_MAX_RX_PATHS; i++) {
-		rx = conn->rxpaths[i];
+		rx = conn->rx.paths[i];
 		if (!rx || (!rx->unacked && !rx->sr_more))
 			continue;
 		if (!ktime_after(rx->ack_due, now))
@@ -325,7 +325,7 @@ void mroce_ack_tick(struct mroce_conn *conn, ktime_t now,
 		    (!next || ktime_before(rx->ack_due, next)))
 			next = rx->ack_due;
 	}
-	conn->ack_due = next;
+	conn->rx.ack_due = next;
 }
 
 /* Answer a PROBE with a PROBE_REPLY (spec 7.6, MRC-PATH-015/026). */
@@ -345,7 +345,7 @@ void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
 
 	if (bth->hdr_len * 4 != sizeof(*bth) + sizeof(*pbx) ||
 	    bth->path_id >= MROCE_MAX_RX_PATHS ||
-	    plen > (256U << conn->css_shift) + 24 ||
+	    plen > (256U << conn->cx.css_shift) + 24 ||
 	    (plen && !(pbx->probe_flags & MROCE_PBF_MTU))) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
@@ -356,18 +356,19 @@ void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	/* At most probe_reply_rate replies per second (spec 16.4). */
-	if (mroce_rate_full(&conn->probe_rl, READ_ONCE(mroce_probe_reply_rate))) {
+	if (mroce_rate_full(&conn->life.probe_rl,
+			    READ_ONCE(mroce_probe_reply_rate))) {
 		mroce_count(conn->mdev, DROP_RATE_LIMITED);
 		return;
 	}
-	conn->probe_rl.n++;
+	conn->life.probe_rl.n++;
 	hint = mroce_cc_rx_hint(conn);
 	reply = mroce_conn_alloc_pkt(conn, MROCE_T_PROBE_REPLY,
 				     sizeof(*rpbx) + sizeof(struct mroce_akx), 0);
 	if (!reply)
 		return;
 	rbth = (struct mroce_bth *)reply->data;
-	rbth->psn = htonl(conn->ack_seq++);
+	rbth->psn = htonl(conn->rx.ack_seq++);
 	rbth->path_id = bth->path_id;
 	rpbx = (struct mroce_pbx *)(rbth + 1);
 	rpbx->probe_id = pbx->probe_id;
@@ -385,7 +386,7 @@ void mroce_rxpaths_free(struct mroce_conn *conn)
 	int i;
 
 	for (i = 0; i < MROCE_MAX_RX_PATHS; i++) {
-		kfree(conn->rxpaths[i]);
-		conn->rxpaths[i] = NULL;
+		kfree(conn->rx.paths[i]);
+		conn->rx.paths[i] = NULL;
 	}
 }

@@ -25,7 +25,7 @@ void mroce_segwin_start(struct mroce_segwin *sw, u32 ssn)
 bool mroce_segwin_open(const struct mroce_conn *conn,
 		       const struct mroce_segwin *sw, u32 seg)
 {
-	u32 w = min_t(u32, BIT(conn->peer_seg_win_shift), MROCE_SEG_WIN);
+	u32 w = min_t(u32, BIT(conn->cx.peer_seg_win_shift), MROCE_SEG_WIN);
 
 	return seg - sw->base < w;
 }

@@ -18,8 +18,8 @@ struct mroce_conn;
 struct mroce_stream {
 	struct mroce_conn *conn;
 	struct list_head wait_entry;	/* on wait_qps or slot_waiters */
-	struct list_head conn_entry;	/* on conn->streams_list */
-	struct list_head sr_entry;	/* on conn->sr_pending */
+	struct list_head conn_entry;	/* on conn->streams.list */
+	struct list_head sr_entry;	/* on conn->streams.sr_pending */
 	u8 sr_left;			/* ACKs still to carry the record */
 	bool sr_sync;			/* the next record answers a SYNC */
 	bool credit_blocked;		/* last record: no receive posted */

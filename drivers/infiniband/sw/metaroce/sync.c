@@ -32,27 +32,27 @@ struct mroce_sye {
 
 /*
  * The stream's Completed SSN advanced, or a SYNC asked (MRC-ACK-009).
- * conn->sr_unsent counts the pending records no ACK carried yet.
+ * conn->streams.sr_unsent counts the pending records no ACK carried yet.
  */
 void mroce_sr_pending_add(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 
 	if (list_empty(&st->sr_entry)) {
-		list_add_tail(&st->sr_entry, &conn->sr_pending);
-		conn->sr_unsent++;
+		list_add_tail(&st->sr_entry, &conn->streams.sr_pending);
+		conn->streams.sr_unsent++;
 	} else if (st->sr_left != MROCE_SR_REPEAT) {
-		conn->sr_unsent++;
+		conn->streams.sr_unsent++;
 	}
 	st->sr_left = MROCE_SR_REPEAT;
-	conn->ack_now = true;		/* MRC-ACK-006 rule 6 */
+	conn->rx.ack_now = true;		/* MRC-ACK-006 rule 6 */
 }
 
 /* st's pending record is on its way or gone: it no longer counts as unsent. */
 static void mroce_sr_mark_sent(struct mroce_conn *conn, struct mroce_stream *st)
 {
 	if (st->sr_left == MROCE_SR_REPEAT)
-		conn->sr_unsent--;
+		conn->streams.sr_unsent--;
 }
 
 static void mroce_sr_sent(struct mroce_conn *conn, struct mroce_stream *st)
@@ -80,7 +80,7 @@ void mroce_sr_forget(struct mroce_conn *conn, struct mroce_stream *st)
  */
 static u8 mroce_ack_max_sr(const struct mroce_conn *conn)
 {
-	u32 n = ((256U << conn->css_shift) - 16) / sizeof(struct mroce_sr);
+	u32 n = ((256U << conn->cx.css_shift) - 16) / sizeof(struct mroce_sr);
 
 	return min_t(u32, n, MROCE_ACK_MAX_SR);
 }
@@ -100,7 +100,7 @@ u8 mroce_sr_fill(struct mroce_conn *conn, struct mroce_qp *qp,
 		mroce_rc_fill_sr(qp, &sr[n++]);
 		mroce_sr_sent(conn, &qp->stream);
 	}
-	list_for_each_entry_safe(st, tmp, &conn->sr_pending, sr_entry) {
+	list_for_each_entry_safe(st, tmp, &conn->streams.sr_pending, sr_entry) {
 		if (n == max)
 			break;
 		if (qp && st == &qp->stream)
@@ -117,7 +117,7 @@ u8 mroce_sr_count(struct mroce_conn *conn, struct mroce_qp *qp)
 	struct mroce_stream *st;
 	u8 max = mroce_ack_max_sr(conn), n = qp ? 1 : 0;
 
-	list_for_each_entry(st, &conn->sr_pending, sr_entry) {
+	list_for_each_entry(st, &conn->streams.sr_pending, sr_entry) {
 		if (n == max)
 			break;
 		if (!qp || st != &qp->stream)
@@ -133,11 +133,11 @@ static u32 mroce_sync_timeout(struct mroce_conn *conn, u8 backoff)
 	u64 t;
 	int i;
 
-	for (i = 0; i < conn->npaths; i++)
-		if (conn->paths[i]->state == MROCE_PATH_ACTIVE &&
-		    conn->paths[i]->srtt_us &&
-		    (!srtt || conn->paths[i]->srtt_us < srtt))
-			srtt = conn->paths[i]->srtt_us;
+	for (i = 0; i < conn->tx.npaths; i++)
+		if (conn->tx.paths[i]->state == MROCE_PATH_ACTIVE &&
+		    conn->tx.paths[i]->srtt_us &&
+		    (!srtt || conn->tx.paths[i]->srtt_us < srtt))
+			srtt = conn->tx.paths[i]->srtt_us;
 	t = srtt ? max(2 * srtt, 20U) : READ_ONCE(mroce_rto_initial_us);
 	return min_t(u64, t << min_t(u8, backoff, 16),
 		     READ_ONCE(mroce_rto_max_us));
@@ -150,14 +150,14 @@ static bool mroce_stream_waiting(struct mroce_qp *qp)
 }
 
 /*
- * A stream timer of conn (SYNC or retry) is due at when.  conn->stream_due
+ * A stream timer of conn (SYNC or retry) is due at when.  conn->streams.due
  * stays at or before the earliest one, so that the timer walks the streams
  * only when one may be due, not at every pacing or ACK wakeup.
  */
 static void mroce_stream_timer_at(struct mroce_conn *conn, ktime_t when)
 {
-	if (!conn->stream_due || ktime_before(when, conn->stream_due))
-		conn->stream_due = when;
+	if (!conn->streams.due || ktime_before(when, conn->streams.due))
+		conn->streams.due = when;
 	mroce_conn_wake_at(conn, when);
 }
 
@@ -230,8 +230,8 @@ static bool mroce_retry_expired(struct mroce_conn *conn, struct mroce_qp *qp)
 	 * asks for lost records.
 	 */
 	if (time_before(jiffies, st->rnr_until) ||
-	    !list_empty(&st->wait_entry) || !list_empty(&conn->retxq) ||
-	    ktime_after(conn->progress_at,
+	    !list_empty(&st->wait_entry) || !list_empty(&conn->tx.retxq) ||
+	    ktime_after(conn->life.progress_at,
 			ktime_sub_ns(st->retry_at, mroce_retry_ns(qp)))) {
 		mroce_retry_arm(conn, qp);
 		return false;
@@ -251,11 +251,11 @@ static bool mroce_retry_expired(struct mroce_conn *conn, struct mroce_qp *qp)
 /* The ACTIVE path with the smallest srtt, else path 0. */
 static struct mroce_path *mroce_sync_path(struct mroce_conn *conn)
 {
-	struct mroce_path *best = conn->paths[0], *p;
+	struct mroce_path *best = conn->tx.paths[0], *p;
 	int i;
 
-	for (i = 0; i < conn->npaths; i++) {
-		p = conn->paths[i];
+	for (i = 0; i < conn->tx.npaths; i++) {
+		p = conn->tx.paths[i];
 		if (p->state != MROCE_PATH_ACTIVE)
 			continue;
 		if (best->state != MROCE_PATH_ACTIVE ||
@@ -280,13 +280,13 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 
 	lockdep_assert_held(&conn->lock);
 
-	if (!conn->npaths || !conn->stream_due)
+	if (!conn->tx.npaths || !conn->streams.due)
 		return;
-	if (ktime_after(conn->stream_due, now)) {
-		mroce_conn_wake_at(conn, conn->stream_due);
+	if (ktime_after(conn->streams.due, now)) {
+		mroce_conn_wake_at(conn, conn->streams.due);
 		return;
 	}
-	list_for_each_entry(st, &conn->streams_list, conn_entry) {
+	list_for_each_entry(st, &conn->streams.list, conn_entry) {
 		qp = container_of(st, struct mroce_qp, stream);
 		if (st->retry_at && !ktime_after(st->retry_at, now) &&
 		    mroce_stream_waiting(qp) && mroce_retry_expired(conn, qp) &&
@@ -330,7 +330,7 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 		if (!next || ktime_before(st->sync_at, next))
 			next = st->sync_at;
 	}
-	conn->stream_due = next;
+	conn->streams.due = next;
 	if (next)
 		mroce_conn_wake_at(conn, next);
 	if (!n)
