@@ -1052,6 +1052,136 @@ static struct mroce_conn *mroce_prehandshake_conn(struct mroce_dev *mdev,
 	return NULL;
 }
 
+/* The packet's destination (ours) and source (the peer's) as GIDs. */
+static void mroce_rx_addrs(const struct sk_buff *skb, union ib_gid *local,
+			   union ib_gid *peer)
+{
+	if (skb->protocol == htons(ETH_P_IP)) {
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)local->raw);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
+				       (struct in6_addr *)peer->raw);
+	} else {
+		memcpy(local->raw, &ipv6_hdr(skb)->daddr, 16);
+		memcpy(peer->raw, &ipv6_hdr(skb)->saddr, 16);
+	}
+}
+
+/*
+ * What is handled without a connection: a CONNECT, and anything asking for
+ * authentication, which this device does not have.  True if skb was one.
+ */
+static bool mroce_rx_connless(struct mroce_dev *mdev, struct sk_buff *skb,
+			      const union ib_gid *local,
+			      const union ib_gid *peer)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+
+	if (bth->type == MROCE_T_CONNECT && mroce_cx_len_ok(bth) &&
+	    (((const struct mroce_cx *)(bth + 1))->caps &
+	     htons(MROCE_CAP_AUTH))) {
+		/*
+		 * Authentication offered, and this device has no
+		 * authentication mode: RESET AUTH (MRC-CONN-027).
+		 */
+		mroce_count(mdev, DROP_AUTH);
+		mroce_reset_stateless(mdev, skb, local, peer, MROCE_RST_AUTH,
+				      0);
+		return true;
+	}
+	if (ntohs(bth->flags) & MROCE_F_MAC) {
+		mroce_count(mdev, DROP_AUTH);	/* no authentication mode */
+		return true;
+	}
+	if (bth->type == MROCE_T_CONNECT) {
+		mroce_count(mdev, RX_PACKETS);
+		mroce_rx_connect(mdev, skb, local, peer);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * May skb act on conn?  It must carry the connection's token and, once
+ * established, the peer's CID; an unconfirmed connection is confirmed only
+ * by our token, never by the pre-handshake form.  conn->lock held.
+ */
+static bool mroce_conn_rx_ok(struct mroce_conn *conn,
+			     const struct sk_buff *skb, struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	/* The pre-handshake form carries the initiator's own token. */
+	u64 token = bth->dcid ? conn->local_token : conn->peer_token;
+
+	lockdep_assert_held(&conn->lock);
+
+	/* A CONNECT_ACK's SCID is checked as the handshake's (MRC-CONN-014). */
+	if (!mroce_token_eq(token, bth->token) ||
+	    (conn->state != MROCE_CONN_CONNECTING &&
+	     bth->type != MROCE_T_CONNECT_ACK &&
+	     ntohl(bth->scid) != conn->peer_cid)) {
+		mroce_count(conn->mdev, DROP_BAD_TOKEN);
+		return false;
+	}
+	if (conn->life.half_open) {
+		/*
+		 * The pre-handshake form carries the initiator's token, which
+		 * anybody who sent the CONNECT in its name chose: it proves
+		 * nothing, and an unconfirmed connection takes nothing of it.
+		 * Only our token, which went to the CONNECT's source address
+		 * alone, confirms the connection (spec 6.4, 16.3).
+		 */
+		if (!bth->dcid) {
+			mroce_count(conn->mdev, DROP_UNCONFIRMED);
+			return false;
+		}
+		mroce_conn_half_open_end(conn);
+		mroce_rc_kick_waiters(conn, q);	/* our streams go */
+	}
+	return true;
+}
+
+/*
+ * Hand an accepted packet to the role that handles its type.  Returns the
+ * peer's epoch if a CONNECT_ACK established the connection, else 0.
+ * conn->lock held.
+ */
+static u64 mroce_conn_rx_dispatch(struct mroce_conn *conn,
+				  struct sk_buff *skb, struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	struct mroce_dev *mdev = conn->mdev;
+
+	lockdep_assert_held(&conn->lock);
+
+	if (bth->type == MROCE_T_CONNECT_ACK)
+		return mroce_rx_connect_ack(conn, skb, q);
+	if (conn->state == MROCE_CONN_CONNECTING) {
+		mroce_count(mdev, DROP_NO_CONN);
+	} else if (bth->type == MROCE_T_CONN_CLOSE) {
+		mroce_rx_conn_close(conn, skb, q);
+	} else if (mroce_is_sequenced(bth->type)) {
+		mroce_rx_sequenced(conn, skb, q);
+	} else if (bth->type == MROCE_T_ACK) {
+		mroce_path_rx_ack(conn, skb, q);
+	} else if (bth->type == MROCE_T_SYNC) {
+		mroce_rx_sync(conn, skb, q);
+	} else if (bth->type == MROCE_T_PROBE) {
+		mroce_rx_probe(conn, skb, q);
+	} else if (bth->type == MROCE_T_PROBE_REPLY) {
+		mroce_path_rx_probe_reply(conn, skb, q);
+	} else if (bth->type == MROCE_T_NAK) {
+		if (bth->hdr_len * 4 == sizeof(*bth) + sizeof(struct mroce_nkx))
+			mroce_rc_rx_nak(conn, (void *)(bth + 1));
+		else
+			mroce_count(mdev, DROP_BAD_HEADER);
+		mroce_rc_kick_waiters(conn, q);
+	} else {
+		mroce_count(mdev, DROP_BAD_HEADER);
+	}
+	return 0;
+}
+
 /*
  * A packet for the connection layer: demultiplex by DCID, or by source
  * address and SCID for the pre-handshake form, and check the token (spec
@@ -1063,39 +1193,12 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	union ib_gid local, peer;
 	struct mroce_conn *conn;
 	struct sk_buff_head q;
-	u64 token, epoch = 0;
 	__be64 guid = 0;
+	u64 epoch = 0;
 
-	if (skb->protocol == htons(ETH_P_IP)) {
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
-				       (struct in6_addr *)local.raw);
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
-				       (struct in6_addr *)peer.raw);
-	} else {
-		memcpy(local.raw, &ipv6_hdr(skb)->daddr, 16);
-		memcpy(peer.raw, &ipv6_hdr(skb)->saddr, 16);
-	}
-	if (bth->type == MROCE_T_CONNECT && mroce_cx_len_ok(bth) &&
-	    (((const struct mroce_cx *)(bth + 1))->caps &
-	     htons(MROCE_CAP_AUTH))) {
-		/*
-		 * Authentication offered, and this device has no
-		 * authentication mode: RESET AUTH (MRC-CONN-027).
-		 */
-		mroce_count(mdev, DROP_AUTH);
-		mroce_reset_stateless(mdev, skb, &local, &peer, MROCE_RST_AUTH,
-				      0);
+	mroce_rx_addrs(skb, &local, &peer);
+	if (mroce_rx_connless(mdev, skb, &local, &peer))
 		return;
-	}
-	if (ntohs(bth->flags) & MROCE_F_MAC) {
-		mroce_count(mdev, DROP_AUTH);	/* no authentication mode */
-		return;
-	}
-	if (bth->type == MROCE_T_CONNECT) {
-		mroce_count(mdev, RX_PACKETS);
-		mroce_rx_connect(mdev, skb, &local, &peer);
-		return;
-	}
 
 	rcu_read_lock();
 	conn = bth->dcid ? xa_load(&mdev->conn_xa, ntohl(bth->dcid)) :
@@ -1116,76 +1219,24 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	spin_lock_bh(&conn->lock);
 	if (conn->state == MROCE_CONN_TOMBSTONE) {
 		mroce_count(mdev, DROP_NO_CONN);	/* silently (C17) */
-		goto unlock;
-	}
-	if (bth->type == MROCE_T_RESET) {
+	} else if (bth->type == MROCE_T_RESET) {
 		/* Its token may be the one a spoofed CONNECT chose. */
 		bool unconfirmed = conn->life.half_open;
 
 		epoch = mroce_rx_reset(conn, skb, &q);
-		guid = conn->peer_guid;
 		if (unconfirmed)
 			epoch = 0;
-		goto unlock;
+	} else if (mroce_conn_rx_ok(conn, skb, &q)) {
+		/* The peer of this incarnation answers: no restart (6.7.2). */
+		conn->life.restart_until = 0;
+		conn->life.restart_next = 0;
+		mroce_count(mdev, RX_PACKETS);
+		mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
+		mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
+		epoch = mroce_conn_rx_dispatch(conn, skb, &q);
 	}
-	/* The pre-handshake form carries the initiator's own token. */
-	token = bth->dcid ? conn->local_token : conn->peer_token;
-	/* A CONNECT_ACK's SCID is checked as the handshake's (MRC-CONN-014). */
-	if (!mroce_token_eq(token, bth->token) ||
-	    (conn->state != MROCE_CONN_CONNECTING &&
-	     bth->type != MROCE_T_CONNECT_ACK &&
-	     ntohl(bth->scid) != conn->peer_cid)) {
-		mroce_count(mdev, DROP_BAD_TOKEN);
-		goto unlock;
-	}
-	if (conn->life.half_open) {
-		/*
-		 * The pre-handshake form carries the initiator's token, which
-		 * anybody who sent the CONNECT in its name chose: it proves
-		 * nothing, and an unconfirmed connection takes nothing of it.
-		 * Only our token, which went to the CONNECT's source address
-		 * alone, confirms the connection (spec 6.4, 16.3).
-		 */
-		if (!bth->dcid) {
-			mroce_count(mdev, DROP_UNCONFIRMED);
-			goto unlock;
-		}
-		mroce_conn_half_open_end(conn);
-		mroce_rc_kick_waiters(conn, &q);	/* our streams go */
-	}
-	/* The peer of this incarnation answers: no restart (6.7.2). */
-	conn->life.restart_until = 0;
-	conn->life.restart_next = 0;
-	mroce_count(mdev, RX_PACKETS);
-	mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
-	mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
-	if (bth->type == MROCE_T_CONNECT_ACK) {
-		epoch = mroce_rx_connect_ack(conn, skb, &q);
+	if (epoch)
 		guid = conn->peer_guid;
-	} else if (conn->state == MROCE_CONN_CONNECTING) {
-		mroce_count(mdev, DROP_NO_CONN);
-	} else if (bth->type == MROCE_T_CONN_CLOSE) {
-		mroce_rx_conn_close(conn, skb, &q);
-	} else if (mroce_is_sequenced(bth->type)) {
-		mroce_rx_sequenced(conn, skb, &q);
-	} else if (bth->type == MROCE_T_ACK) {
-		mroce_path_rx_ack(conn, skb, &q);
-	} else if (bth->type == MROCE_T_SYNC) {
-		mroce_rx_sync(conn, skb, &q);
-	} else if (bth->type == MROCE_T_PROBE) {
-		mroce_rx_probe(conn, skb, &q);
-	} else if (bth->type == MROCE_T_PROBE_REPLY) {
-		mroce_path_rx_probe_reply(conn, skb, &q);
-	} else if (bth->type == MROCE_T_NAK) {
-		if (bth->hdr_len * 4 == sizeof(*bth) + sizeof(struct mroce_nkx))
-			mroce_rc_rx_nak(conn, (void *)(bth + 1));
-		else
-			mroce_count(mdev, DROP_BAD_HEADER);
-		mroce_rc_kick_waiters(conn, &q);
-	} else {
-		mroce_count(mdev, DROP_BAD_HEADER);
-	}
-unlock:
 	mroce_conn_arm_timer(conn);
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);

@@ -401,62 +401,45 @@ static void mroce_count_spurious(struct mroce_conn *conn,
 }
 
 /*
- * Apply an AKX to path (spec 8.4 steps 1 to 7).  A PROBE_REPLY (probe_psn:
- * the path's next PSN when its probe left) also proves lost whatever was
- * sent before its probe and is not acknowledged (9.2.3).  Returns false
- * if the AKX was dropped as out of window.
+ * An AKX with NO_STATE: the receiver has no state for the path.  From a
+ * PROBE_REPLY (probe_psn set), what was sent before the probe is lost.
  */
-bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
-			    const struct mroce_akx *akx, const u32 *probe_psn,
-			    struct sk_buff_head *q)
+static void mroce_akx_no_state(struct mroce_conn *conn,
+			       struct mroce_path *path, const u32 *probe_psn,
+			       struct sk_buff_head *q)
 {
-	u32 cum = ntohl(akx->cum_psn), ce, rx, dce = 0, drx = 0, acked = 0;
-	u32 nacked = 0, end;
-	u32 r, delay;
-	u32 thresh = READ_ONCE(mroce_reorder_thresh), psn;
+	struct mroce_inflight *f;
+	u32 psn;
+
+	if (probe_psn)	/* nothing sent before it arrived */
+		for (psn = path->plw; mroce_seq_diff(*probe_psn, psn) > 0;
+		     psn++) {
+			f = mroce_slot(path, psn);
+			if (f->live)
+				mroce_declare_lost(conn, path, f, q);
+		}
+	mroce_advance_plw(path);
+}
+
+/*
+ * Resolve what the AKX acknowledges, up to PSN high, and take one RTT
+ * sample from the highest PSN it reports, less the time the receiver held
+ * the ACK unless that goes below min_rtt (7.4).  Returns the bytes newly
+ * acknowledged, and their packets in *nacked.
+ */
+static u32 mroce_akx_ack(struct mroce_conn *conn, struct mroce_path *path,
+			 const struct mroce_akx *akx, u32 cum, s64 high,
+			 ktime_t now, u32 *nacked)
+{
 	struct mroce_inflight *f, *newest = NULL;
-	ktime_t now = ktime_get();
-	bool early = false, lost = false, timer_only;
-	s64 high;
+	u32 acked = 0, psn, r, delay;
 
-	lockdep_assert_held(&conn->lock);
-
-	if (akx->ack_flags & MROCE_ACKF_NO_STATE) {
-		if (probe_psn)	/* nothing sent before it arrived */
-			for (psn = path->plw; mroce_seq_diff(*probe_psn, psn) > 0;
-			     psn++) {
-				f = mroce_slot(path, psn);
-				if (f->live)
-					mroce_declare_lost(conn, path, f, q);
-			}
-		mroce_advance_plw(path);
-		return true;
-	}
-	/* Nothing at or beyond next_psn can be acknowledged (5.7). */
-	if (mroce_seq_diff(path->next_psn, cum) <= 0 ||
-	    mroce_seq_diff(path->next_psn, cum) > 65536) {
-		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
-		return false;
-	}
-	high = mroce_akx_highest(path, akx, cum);
-	if (high < 0) {
-		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
-		return false;
-	}
-	if (mroce_seq_diff(high, path->high_acked) > 0 ||
-	    mroce_seq_diff(path->plw, path->high_acked) > 0)
-		path->high_acked = high;
-
-	mroce_sack_late(path, akx, cum, now);
-	if (akx->ack_flags & MROCE_ACKF_REORDERED)
-		mroce_path_saw_reorder(path, now, false);
-	timer_only = mroce_path_reorders(path, now);	/* MRC-LOSS-021 */
 	for (psn = path->plw; mroce_seq_diff(psn, high) <= 0; psn++) {
 		f = mroce_slot(path, psn);
 		if (!f->live || !mroce_akx_has(akx, cum, psn))
 			continue;
 		acked += f->charge;
-		nacked++;
+		(*nacked)++;
 		newest = f;
 		if (f->rec.qp && f->rec.type != MROCE_T_READ_RESP &&
 		    f->rec.type != MROCE_T_ATOMIC_RESP)
@@ -464,10 +447,6 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		mroce_rc_delivered(&f->rec);
 		mroce_resolve(path, f);
 	}
-	/*
-	 * One sample, from the highest PSN this ACK reports, less the time
-	 * the receiver held the ACK unless that goes below min_rtt (7.4).
-	 */
 	if (newest && newest->psn == (u32)high && newest->tries == 1) {
 		r = ktime_us_delta(now, newest->sent);
 		delay = min_t(u32, ntohs(akx->ack_delay),
@@ -476,12 +455,23 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			r -= delay;
 		mroce_rtt_sample(conn, path, r);
 	}
+	return acked;
+}
 
-	/*
-	 * Threshold rule (9.2.1), PROBE_REPLY rule (9.2.3), reorder timer:
-	 * nothing at or above the highest acknowledged PSN (or the probe's
-	 * PSN) is concerned.
-	 */
+/*
+ * Threshold rule (9.2.1), PROBE_REPLY rule (9.2.3), reorder timer: nothing
+ * at or above the highest acknowledged PSN (or the probe's PSN) is
+ * concerned.  Returns true if a packet was declared lost.
+ */
+static bool mroce_akx_detect_loss(struct mroce_conn *conn,
+				  struct mroce_path *path,
+				  const u32 *probe_psn, ktime_t now,
+				  bool timer_only, struct sk_buff_head *q)
+{
+	u32 thresh = READ_ONCE(mroce_reorder_thresh), end, psn;
+	bool early = false, lost = false;
+	struct mroce_inflight *f;
+
 	end = path->high_acked + 1;
 	if (probe_psn && mroce_seq_diff(*probe_psn, end) > 0)
 		end = *probe_psn;
@@ -505,20 +495,74 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		path->reo_at = 0;
 	else if (!path->reo_at)
 		path->reo_at = ktime_add_us(now, mroce_reo_wnd(path));
-	mroce_advance_plw(path);
+	return lost;
+}
 
-	/* CE and Rx counts are cumulative; ignore decreases (8.4). */
-	ce = ntohl(akx->ce_count);
-	rx = ntohl(akx->rx_count);
+/*
+ * The growth of the AKX's CE and Rx Counts, which are cumulative:
+ * decreases are ignored (8.4).
+ */
+static void mroce_akx_counts(struct mroce_path *path,
+			     const struct mroce_akx *akx, u32 *dce, u32 *drx)
+{
+	u32 ce = ntohl(akx->ce_count), rx = ntohl(akx->rx_count);
+
 	if (!path->ack_seen || mroce_seq_diff(ce, path->ack_ce) > 0) {
-		dce = path->ack_seen ? ce - path->ack_ce : ce;
+		*dce = path->ack_seen ? ce - path->ack_ce : ce;
 		path->ack_ce = ce;
 	}
 	if (!path->ack_seen || mroce_seq_diff(rx, path->ack_rx) > 0) {
-		drx = path->ack_seen ? rx - path->ack_rx : rx;
+		*drx = path->ack_seen ? rx - path->ack_rx : rx;
 		path->ack_rx = rx;
 	}
 	path->ack_seen = true;
+}
+
+/*
+ * Apply an AKX to path (spec 8.4 steps 1 to 7).  A PROBE_REPLY (probe_psn:
+ * the path's next PSN when its probe left) also proves lost whatever was
+ * sent before its probe and is not acknowledged (9.2.3).  Returns false
+ * if the AKX was dropped as out of window.
+ */
+bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
+			    const struct mroce_akx *akx, const u32 *probe_psn,
+			    struct sk_buff_head *q)
+{
+	u32 cum = ntohl(akx->cum_psn), dce = 0, drx = 0, acked, nacked = 0;
+	ktime_t now = ktime_get();
+	bool lost, timer_only;
+	s64 high;
+
+	lockdep_assert_held(&conn->lock);
+
+	if (akx->ack_flags & MROCE_ACKF_NO_STATE) {
+		mroce_akx_no_state(conn, path, probe_psn, q);
+		return true;
+	}
+	/* Nothing at or beyond next_psn can be acknowledged (5.7). */
+	if (mroce_seq_diff(path->next_psn, cum) <= 0 ||
+	    mroce_seq_diff(path->next_psn, cum) > 65536) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return false;
+	}
+	high = mroce_akx_highest(path, akx, cum);
+	if (high < 0) {
+		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
+		return false;
+	}
+	if (mroce_seq_diff(high, path->high_acked) > 0 ||
+	    mroce_seq_diff(path->plw, path->high_acked) > 0)
+		path->high_acked = high;
+
+	mroce_sack_late(path, akx, cum, now);
+	if (akx->ack_flags & MROCE_ACKF_REORDERED)
+		mroce_path_saw_reorder(path, now, false);
+	timer_only = mroce_path_reorders(path, now);	/* MRC-LOSS-021 */
+	acked = mroce_akx_ack(conn, path, akx, cum, high, now, &nacked);
+	lost = mroce_akx_detect_loss(conn, path, probe_psn, now, timer_only, q);
+	mroce_advance_plw(path);
+
+	mroce_akx_counts(path, akx, &dce, &drx);
 	mroce_count_spurious(conn, path, drx, nacked);
 	if (dce) {
 		path->ce_marks += dce;

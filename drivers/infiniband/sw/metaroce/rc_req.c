@@ -366,12 +366,107 @@ static bool mroce_credit_wait(struct mroce_conn *conn, struct mroce_qp *qp,
  */
 #define MROCE_PUSH_BUDGET	256
 
+/*
+ * A local operation (bind, invalidation, fast registration), in order with
+ * the requests around it (MRC-VRB-011): every earlier one is segmented.  A
+ * fenced one waits until every earlier one is complete: false then.
+ */
+static bool mroce_rc_local_wqe(struct mroce_conn *conn, struct mroce_qp *qp,
+			       struct mroce_send_wqe *wqe)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	if ((wqe->send_flags & IB_SEND_FENCE) &&
+	    qp->sq.ring.cons != st->send_idx) {
+		mroce_wait(conn, qp);
+		return false;
+	}
+	wqe->rc_status = mroce_local_op(qp, wqe);
+	st->send_idx++;
+	st->send_off = 0;
+	mroce_rc_complete_ready(conn, qp);
+	return true;
+}
+
+/* What every packet of wqe's message carries (spec 5.5). */
+static void mroce_rc_wqe_rec(struct mroce_conn *conn, struct mroce_qp *qp,
+			     struct mroce_send_wqe *wqe,
+			     struct mroce_txrec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->qp = qp;
+	rec->type = mroce_wqe_type(wqe->opcode);
+	rec->segshift = mroce_seg_shift(conn, qp);
+	/* Its READ_RESPs must use it (MRC-PLC-022). */
+	wqe->resp_shift = rec->segshift;
+	rec->dqpn = qp->attr.dest_qp_num;
+	rec->ssn = wqe->ssn;
+	rec->msn = wqe->msn;
+	rec->msg_len = wqe->length;
+	rec->va = wqe->remote_addr;
+	rec->rkey = wqe->rkey;
+	rec->imm = wqe->imm_data;
+	rec->inv_rkey = wqe->invalidate_rkey;
+	rec->swap_add = wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			wqe->swap : wqe->compare_add;
+	rec->compare = wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+		       wqe->compare_add : 0;
+	rec->wqe_idx = qp->stream.send_idx;
+	if ((wqe->send_flags & IB_SEND_SOLICITED) &&
+	    (mroce_wqe_consumes_recv(wqe->opcode)))
+		rec->flags |= MROCE_F_SE;
+}
+
+/*
+ * Send wqe's message from its send_off on, while the paths and the
+ * message's segment window take it.  False if it must wait for room.
+ */
+static bool mroce_rc_segment(struct mroce_conn *conn, struct mroce_qp *qp,
+			     struct mroce_send_wqe *wqe,
+			     struct mroce_txrec *rec, struct sk_buff_head *q)
+{
+	struct mroce_stream *st = &qp->stream;
+	u32 seg = 256U << rec->segshift;
+
+	if (!st->send_off)
+		mroce_segwin_start(&st->req_win, wqe->ssn);
+	do {
+		if (!mroce_path_has_room(conn) ||
+		    !mroce_segwin_open(conn, &st->req_win,
+				       st->send_off >> (8 + rec->segshift))) {
+			mroce_wait(conn, qp);
+			return false;
+		}
+		if (!st->send_off &&
+		    mroce_seq_diff(wqe->ssn, st->started_ssn) > 0) {
+			u32 before = mroce_msgs_out(st);
+
+			st->started_ssn = wqe->ssn;
+			mroce_msgs_account(conn, st, before);
+		}
+		rec->offset = st->send_off;
+		rec->flags &= ~MROCE_F_LAST;
+		if (mroce_wqe_has_response(wqe->opcode)) {
+			rec->plen = 0;
+			rec->offset = 0;
+			st->send_off = wqe->length;
+		} else {
+			rec->plen = min(seg, wqe->length - st->send_off);
+			st->send_off += rec->plen;
+		}
+		if (st->send_off >= wqe->length)
+			rec->flags |= MROCE_F_LAST;
+		mroce_path_send(conn, rec, q);
+	} while (st->send_off < wqe->length);
+	return true;
+}
+
 /* Send what the window allows of qp's posted work.  conn->lock held. */
 static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff_head *q)
 {
 	struct mroce_stream *st = &qp->stream;
-	u32 seg, wait_us, budget = MROCE_PUSH_BUDGET;
+	u32 wait_us, budget = MROCE_PUSH_BUDGET;
 	struct mroce_send_wqe *wqe;
 	struct mroce_txrec rec;
 
@@ -402,20 +497,8 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			continue;
 		}
 		if (mroce_opcode_local(wqe->opcode)) {
-			/*
-			 * In order with the requests around it (MRC-VRB-011):
-			 * every earlier one is segmented.  A fenced one waits
-			 * until every earlier one is complete.
-			 */
-			if ((wqe->send_flags & IB_SEND_FENCE) &&
-			    qp->sq.ring.cons != st->send_idx) {
-				mroce_wait(conn, qp);
+			if (!mroce_rc_local_wqe(conn, qp, wqe))
 				return;
-			}
-			wqe->rc_status = mroce_local_op(qp, wqe);
-			st->send_idx++;
-			st->send_off = 0;
-			mroce_rc_complete_ready(conn, qp);
 			continue;
 		}
 		if (!st->send_off && mroce_response_refused(conn, qp, wqe)) {
@@ -428,66 +511,15 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 		    mroce_credit_wait(conn, qp, wqe))
 			return;
 
-		memset(&rec, 0, sizeof(rec));
-		rec.qp = qp;
-		rec.type = mroce_wqe_type(wqe->opcode);
-		rec.segshift = mroce_seg_shift(conn, qp);
-		/* Its READ_RESPs must use it (MRC-PLC-022). */
-		wqe->resp_shift = rec.segshift;
-		rec.dqpn = qp->attr.dest_qp_num;
-		rec.ssn = wqe->ssn;
-		rec.msn = wqe->msn;
-		rec.msg_len = wqe->length;
-		rec.va = wqe->remote_addr;
-		rec.rkey = wqe->rkey;
-		rec.imm = wqe->imm_data;
-		rec.inv_rkey = wqe->invalidate_rkey;
-		rec.swap_add = wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
-			       wqe->swap : wqe->compare_add;
-		rec.compare = wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
-			      wqe->compare_add : 0;
-		rec.wqe_idx = st->send_idx;
-		if ((wqe->send_flags & IB_SEND_SOLICITED) &&
-		    (mroce_wqe_consumes_recv(wqe->opcode)))
-			rec.flags |= MROCE_F_SE;
-		seg = 256U << rec.segshift;
+		mroce_rc_wqe_rec(conn, qp, wqe, &rec);
 		/* No more messages in flight than the peer has slots. */
 		if (!st->send_off && conn->tx.msgs_out >= conn->cx.peer_slots) {
 			mroce_count(conn->mdev, MSG_SLOTS_WAITS);
 			mroce_stream_wait(st, &conn->streams.slot_waiters);
 			return;
 		}
-
-		if (!st->send_off)
-			mroce_segwin_start(&st->req_win, wqe->ssn);
-		do {
-			if (!mroce_path_has_room(conn) ||
-			    !mroce_segwin_open(conn, &st->req_win,
-					       st->send_off >> (8 + rec.segshift))) {
-				mroce_wait(conn, qp);
-				return;
-			}
-			if (!st->send_off &&
-			    mroce_seq_diff(wqe->ssn, st->started_ssn) > 0) {
-				u32 before = mroce_msgs_out(st);
-
-				st->started_ssn = wqe->ssn;
-				mroce_msgs_account(conn, st, before);
-			}
-			rec.offset = st->send_off;
-			rec.flags &= ~MROCE_F_LAST;
-			if (mroce_wqe_has_response(wqe->opcode)) {
-				rec.plen = 0;
-				rec.offset = 0;
-				st->send_off = wqe->length;
-			} else {
-				rec.plen = min(seg, wqe->length - st->send_off);
-				st->send_off += rec.plen;
-			}
-			if (st->send_off >= wqe->length)
-				rec.flags |= MROCE_F_LAST;
-			mroce_path_send(conn, &rec, q);
-		} while (st->send_off < wqe->length);
+		if (!mroce_rc_segment(conn, qp, wqe, &rec, q))
+			return;
 		st->send_idx++;
 		st->send_off = 0;
 	}

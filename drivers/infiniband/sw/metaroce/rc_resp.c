@@ -805,45 +805,42 @@ static u32 mroce_response_pkts(const struct mroce_tracker *t)
 }
 
 /*
- * A request packet for stream qp (spec 10).  False if it was refused for
- * lack of a tracker or beyond the segment window: then it must not be
- * committed at path level (MRC-PLC-002, MRC-PLC-004).
+ * A request for a stream that failed or is not ready: nothing is placed,
+ * the packet is committed; the fatal NAK that failed the stream, else
+ * STREAM_CLOSED, once per rto_min_us (MRC-CONN-035).
  */
-bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
-			 struct sk_buff *skb, struct sk_buff_head *q)
+static void mroce_rx_failed_stream(struct mroce_conn *conn,
+				   struct mroce_qp *qp,
+				   const struct sk_buff *skb,
+				   struct sk_buff_head *q)
+{
+	struct mroce_stream *st = &qp->stream;
+
+	if (st->nak_at && ktime_us_delta(ktime_get(), st->nak_at) <
+			  READ_ONCE(mroce_rto_min_us))
+		return;
+	st->nak_at = ktime_get();
+	if (st->fatal_code)
+		mroce_send_nak(conn, skb, st->fatal_code, st->fatal_detail, 0,
+			       q);
+	else
+		mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0, q);
+}
+
+/*
+ * Is ssn a message not completed yet, within our message slots?  A
+ * completed one is a duplicate (an ATOMIC's is answered again from the
+ * result cache); one past the slots gets NAK SEQUENCE.
+ */
+static bool mroce_rx_ssn_new(struct mroce_conn *conn, struct mroce_qp *qp,
+			     const struct sk_buff *skb, u32 ssn,
+			     struct sk_buff_head *q)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
-	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
 	struct mroce_stream *st = &qp->stream;
-	u32 ssn = ntohl(sx->ssn), seg, rel, slot, wait;
-	enum ib_qp_state state = READ_ONCE(qp->state);
-	struct mroce_rdctx *ctx;
-	struct mroce_tracker *t;
-	bool first;
-	s32 d;
+	s32 d = mroce_seq_diff(ssn, st->completed_ssn);
+	u32 slot;
 
-	lockdep_assert_held(&conn->lock);
-
-	st->rx_path = bth->path_id;
-	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
-		/*
-		 * A failed stream: nothing is placed, the packet is committed;
-		 * the fatal NAK that failed it, else STREAM_CLOSED, once per
-		 * rto_min_us (MRC-CONN-035).
-		 */
-		if (st->nak_at && ktime_us_delta(ktime_get(), st->nak_at) <
-				  READ_ONCE(mroce_rto_min_us))
-			return true;
-		st->nak_at = ktime_get();
-		if (st->fatal_code)
-			mroce_send_nak(conn, skb, st->fatal_code,
-				       st->fatal_detail, 0, q);
-		else
-			mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0,
-				       0, q);
-		return true;
-	}
-	d = mroce_seq_diff(ssn, st->completed_ssn);
 	if (d <= 0) {
 		mroce_stream_duplicate(conn);
 		slot = ssn % ARRAY_SIZE(st->atomic_ssn);
@@ -854,28 +851,45 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 			mroce_atomic_respond(conn, qp, ssn,
 					     st->atomic_orig[slot], q);
 		}
-		return true;
+		return false;
 	}
 	if (d > conn->cx.rx_slots) {
 		mroce_send_nak(conn, skb, MROCE_NAK_SEQUENCE, 0, 0, q);
-		return true;
+		return false;
 	}
+	return true;
+}
+
+/*
+ * The tracker of the message skb belongs to, made at its first packet to
+ * arrive, with a READ/ATOMIC context if it needs one (MRC-PLC-024), and
+ * checked against the packet, the message slots (MRC-PLC-013) and the
+ * target.  ERR_PTR(-ENOSPC): refused for lack of resources, not to be
+ * committed; NULL: the message failed, the packet is committed.
+ */
+static struct mroce_tracker *mroce_rx_tracker(struct mroce_conn *conn,
+					      struct mroce_qp *qp,
+					      struct sk_buff *skb, u32 ssn,
+					      struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	struct mroce_rdctx *ctx = NULL;
+	struct mroce_tracker *t;
+	bool first;
 
 	first = !xa_load(&conn->rx.trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
-	/* Requests with a response need a context (MRC-PLC-024). */
-	ctx = NULL;
 	if (first && mroce_is_resp_type(bth->type) &&
 	    qp->attr.max_dest_rd_atomic) {
 		ctx = mroce_rdctx_free(qp);
 		if (!ctx) {
 			mroce_count(conn->mdev, DROP_NO_RESOURCE);
-			return false;
+			return ERR_PTR(-ENOSPC);
 		}
 	}
 	t = mroce_tracker_get(conn, qp, skb);
 	if (IS_ERR(t)) {
 		mroce_count(conn->mdev, DROP_NO_RESOURCE);
-		return false;
+		return ERR_PTR(-ENOSPC);
 	}
 	if (ctx) {
 		ctx->ssn = ssn;
@@ -883,17 +897,91 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 	if (!first && !mroce_tracker_agrees(t, skb)) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
-		return true;
+		return NULL;
 	}
 	if (t->failed)
-		return true;
-	/* The MSN must be within the message slots (MRC-PLC-013). */
+		return NULL;
 	if (first && mroce_is_recv_type(t->type) &&
-	    (u32)(t->msn - st->recv_msn) >= conn->cx.rx_slots) {
+	    (u32)(t->msn - qp->stream.recv_msn) >= conn->cx.rx_slots) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
-		return true;
+		return NULL;
 	}
 	if (first && !mroce_check_target(conn, qp, t, skb, q))
+		return NULL;
+	return t;
+}
+
+/*
+ * Place a SEND's or WRITE's segment.  False if it was not placed: the
+ * message failed, or no receive WQE is posted, which gets RNR once per
+ * message per wait (MRC-PLC-036), and the requester starts it over.
+ */
+static bool mroce_rx_place(struct mroce_conn *conn, struct mroce_qp *qp,
+			   struct mroce_tracker *t, struct sk_buff *skb,
+			   u32 ssn, struct sk_buff_head *q)
+{
+	struct mroce_stream *st = &qp->stream;
+	u32 wait;
+
+	if (mroce_place(conn, qp, t, skb, q))
+		return true;
+	if (t->failed)
+		return false;
+	wait = mroce_rnr_us(qp->attr.min_rnr_timer);
+	if (st->rnr_nak_ssn != ssn ||
+	    time_after_eq(jiffies, st->rnr_nak_until)) {
+		mroce_send_nak(conn, skb, MROCE_NAK_RNR, 0, wait, q);
+		st->rnr_nak_ssn = ssn;
+		st->rnr_nak_until = jiffies + usecs_to_jiffies(wait);
+	}
+	mroce_tracker_free(conn, qp->ibqp.qp_num, t);
+	return false;
+}
+
+/* Segment seg_base + rel of t arrived: slide its window (spec 10.1). */
+static void mroce_tracker_seg_done(struct mroce_tracker *t, u32 rel)
+{
+	set_bit(rel, t->segs);
+	t->placed++;
+	while (test_bit(0, t->segs)) {
+		bitmap_shift_right(t->segs, t->segs, 1, MROCE_SEG_WIN);
+		t->seg_base++;
+	}
+	if (t->placed >= t->nseg)
+		t->complete = true;
+	if (t->type == MROCE_T_READ_REQ) {
+		/* seg_base becomes the READ responder's send offset. */
+		t->seg_base = 0;
+	}
+}
+
+/*
+ * A request packet for stream qp (spec 10).  False if it was refused for
+ * lack of a tracker or beyond the segment window: then it must not be
+ * committed at path level (MRC-PLC-002, MRC-PLC-004).
+ */
+bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
+			 struct sk_buff *skb, struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	u32 ssn = ntohl(sx->ssn), seg, rel;
+	struct mroce_tracker *t;
+
+	lockdep_assert_held(&conn->lock);
+
+	qp->stream.rx_path = bth->path_id;
+	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
+		mroce_rx_failed_stream(conn, qp, skb, q);
+		return true;
+	}
+	if (!mroce_rx_ssn_new(conn, qp, skb, ssn, q))
+		return true;
+	t = mroce_rx_tracker(conn, qp, skb, ssn, q);
+	if (IS_ERR(t))
+		return false;
+	if (!t)
 		return true;
 
 	seg = ntohl(sx->offset) >> (8 + t->segshift);
@@ -911,39 +999,12 @@ bool mroce_rc_rx_request(struct mroce_conn *conn, struct mroce_qp *qp,
 		mroce_stream_duplicate(conn);
 		return true;
 	}
-	if (mroce_is_recv_type(t->type) || t->type == MROCE_T_WRITE) {
-		if (!mroce_place(conn, qp, t, skb, q)) {
-			if (t->failed)
-				return true;
-			/*
-			 * No receive WQE: RNR, once per message per wait
-			 * (MRC-PLC-036); the requester starts it over.
-			 */
-			wait = mroce_rnr_us(qp->attr.min_rnr_timer);
-			if (st->rnr_nak_ssn != ssn ||
-			    time_after_eq(jiffies, st->rnr_nak_until)) {
-				mroce_send_nak(conn, skb, MROCE_NAK_RNR, 0, wait, q);
-				st->rnr_nak_ssn = ssn;
-				st->rnr_nak_until = jiffies + usecs_to_jiffies(wait);
-			}
-			mroce_tracker_free(conn, qp->ibqp.qp_num, t);
-			return true;
-		}
-	}
+	if ((mroce_is_recv_type(t->type) || t->type == MROCE_T_WRITE) &&
+	    !mroce_rx_place(conn, qp, t, skb, ssn, q))
+		return true;
 	if (seg != t->seg_base)
 		mroce_count(conn->mdev, OOO_ARRIVALS);
-	set_bit(rel, t->segs);
-	t->placed++;
-	while (test_bit(0, t->segs)) {
-		bitmap_shift_right(t->segs, t->segs, 1, MROCE_SEG_WIN);
-		t->seg_base++;
-	}
-	if (t->placed >= t->nseg)
-		t->complete = true;
-	if (t->type == MROCE_T_READ_REQ) {
-		/* seg_base becomes the READ responder's send offset. */
-		t->seg_base = 0;
-	}
+	mroce_tracker_seg_done(t, rel);
 	mroce_rc_advance(conn, qp, q);
 	return true;
 }
