@@ -29,32 +29,6 @@ struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
 	return &path->win[i / MROCE_WIN_CHUNK][i % MROCE_WIN_CHUNK];
 }
 
-u32 mroce_ext_len(u8 type)
-{
-	u32 sx = sizeof(struct mroce_sx);
-
-	switch (type) {
-	case MROCE_T_SEND:
-	case MROCE_T_READ_RESP:
-		return sx;
-	case MROCE_T_SEND_IMM:
-	case MROCE_T_SEND_INV:
-		return sx + 4;
-	case MROCE_T_WRITE:
-	case MROCE_T_READ_REQ:
-		return sx + sizeof(struct mroce_rx);
-	case MROCE_T_WRITE_IMM:
-		return sx + sizeof(struct mroce_rx) + 4;
-	case MROCE_T_ATOMIC_CS:
-	case MROCE_T_ATOMIC_FA:
-		return sx + sizeof(struct mroce_atx);
-	case MROCE_T_ATOMIC_RESP:
-		return sx + 8;
-	default:
-		return sx + 8;		/* STREAM_CLOSE */
-	}
-}
-
 /* Build the sequenced packet of rec with PSN psn on path. */
 static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 				       struct mroce_path *path,

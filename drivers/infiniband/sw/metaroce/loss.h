@@ -32,6 +32,5 @@ void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,
 void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 		     const struct mroce_txrec *rec, u8 tries, u16 flags,
 		     struct sk_buff_head *q);
-u32 mroce_ext_len(u8 type);
 
 #endif /* MROCE_LOSS_H */

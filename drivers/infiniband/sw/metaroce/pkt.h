@@ -15,6 +15,47 @@
 
 #define MROCE_MTU_OVERHEAD	124	/* spec 4.6 */
 
+/*
+ * What a packet type is (spec 5.4): one row per type byte in mroce_ptypes[]
+ * (pkt.c); 0 for a type the spec does not define.
+ */
+struct mroce_ptype {
+	u8 flags;		/* MROCE_PT_* */
+	u8 ext_len;		/* sequenced: bytes of its SX and extensions */
+	u8 access;		/* IB_ACCESS_REMOTE_* its target needs */
+};
+
+#define MROCE_PT_CONN		BIT(0)	/* for the connection layer */
+#define MROCE_PT_SEQ		BIT(1)	/* sequenced, with a stream header */
+#define MROCE_PT_RECV		BIT(2)	/* consumes a receive WQE */
+#define MROCE_PT_RESP		BIT(3)	/* answered by READ_RESP/ATOMIC_RESP */
+#define MROCE_PT_DATAGRAM	BIT(4)	/* a UD datagram (spec 11) */
+
+extern const struct mroce_ptype mroce_ptypes[256];
+
+static inline bool mroce_ptype_is(u8 type, u8 flag)
+{
+	return mroce_ptypes[type].flags & flag;
+}
+
+/* Stream packets: sequenced, with a stream header (spec 5.4). */
+static inline bool mroce_is_sequenced(u8 type)
+{
+	return mroce_ptype_is(type, MROCE_PT_SEQ);
+}
+
+/* Sent with dscp, not ctrl_dscp: sequenced packets and datagrams (4.2.1). */
+static inline bool mroce_is_data_class(u8 type)
+{
+	return mroce_ptype_is(type, MROCE_PT_SEQ | MROCE_PT_DATAGRAM);
+}
+
+/* Bytes of a sequenced packet's stream header and extensions (5.5). */
+static inline u32 mroce_ext_len(u8 type)
+{
+	return mroce_ptypes[type].ext_len;
+}
+
 /* Serial number arithmetic (spec 2.3): a - b as a signed distance. */
 static inline s32 mroce_seq_diff(u32 a, u32 b)
 {

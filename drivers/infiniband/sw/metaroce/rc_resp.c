@@ -29,15 +29,13 @@ static unsigned long mroce_tkey(u32 qpn, u32 ssn)
 
 static bool mroce_is_recv_type(u8 type)
 {
-	return type == MROCE_T_SEND || type == MROCE_T_SEND_IMM ||
-	       type == MROCE_T_SEND_INV || type == MROCE_T_WRITE_IMM;
+	return mroce_ptype_is(type, MROCE_PT_RECV);
 }
 
 /* A request a READ_RESP or ATOMIC_RESP answers. */
 static bool mroce_is_resp_type(u8 type)
 {
-	return type == MROCE_T_READ_REQ || type == MROCE_T_ATOMIC_CS ||
-	       type == MROCE_T_ATOMIC_FA;
+	return mroce_ptype_is(type, MROCE_PT_RESP);
 }
 
 static u32 mroce_rq_posted(struct mroce_qp *qp)
@@ -738,29 +736,13 @@ static bool mroce_place(struct mroce_conn *conn, struct mroce_qp *qp,
 	return !err;
 }
 
-static int mroce_qp_access_needed(u8 type)
-{
-	switch (type) {
-	case MROCE_T_WRITE:
-	case MROCE_T_WRITE_IMM:
-		return IB_ACCESS_REMOTE_WRITE;
-	case MROCE_T_READ_REQ:
-		return IB_ACCESS_REMOTE_READ;
-	case MROCE_T_ATOMIC_CS:
-	case MROCE_T_ATOMIC_FA:
-		return IB_ACCESS_REMOTE_ATOMIC;
-	default:
-		return 0;
-	}
-}
-
 /* The first packet of a message: check the whole target (spec 10.6). */
 static bool mroce_check_target(struct mroce_conn *conn, struct mroce_qp *qp,
 			       struct mroce_tracker *t,
 			       const struct sk_buff *skb,
 			       struct sk_buff_head *q)
 {
-	int access = mroce_qp_access_needed(t->type);
+	int access = mroce_ptypes[t->type].access;
 	int detail;
 
 	lockdep_assert_held(&conn->lock);

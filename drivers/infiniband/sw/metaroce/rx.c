@@ -125,6 +125,7 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct mroce_dev *mdev;
 	int bad;
+	u8 type;
 
 	mdev = mroce_rx_device(sk, skb);
 	if (!mdev)
@@ -148,16 +149,12 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	if (mroce_rx_ce(skb))
 		mroce_count(mdev, ECN_CE_RCVD);
 
-	switch (((struct mroce_bth *)skb->data)->type) {
-	case MROCE_T_DATAGRAM:
+	type = ((struct mroce_bth *)skb->data)->type;
+	if (mroce_ptype_is(type, MROCE_PT_DATAGRAM)) {
 		mroce_ud_rcv(mdev, skb);
-		break;
-	case MROCE_T_SEND ... MROCE_T_STREAM_CLOSE:
-	case MROCE_T_ACK ... MROCE_T_SYNC:
-	case MROCE_T_CONNECT ... MROCE_T_RESET:
+	} else if (mroce_ptype_is(type, MROCE_PT_CONN)) {
 		mroce_conn_rcv(mdev, skb);
-		break;
-	default:
+	} else {
 		mroce_count(mdev, DROP_BAD_HEADER);
 		goto put;
 	}

@@ -47,18 +47,6 @@ enum mroce_type {
 	MROCE_T_DATAGRAM	= 0x30,
 };
 
-/* Stream packets: sequenced, with a stream header (spec 5.4). */
-static inline bool mroce_is_sequenced(u8 type)
-{
-	return type >= MROCE_T_SEND && type <= MROCE_T_STREAM_CLOSE;
-}
-
-/* Sent with dscp, not ctrl_dscp: sequenced packets and datagrams (4.2.1). */
-static inline bool mroce_is_data_class(u8 type)
-{
-	return mroce_is_sequenced(type) || type == MROCE_T_DATAGRAM;
-}
-
 /* Base header flags (spec 5.3). */
 #define MROCE_F_AR	0x8000
 #define MROCE_F_SE	0x4000
