@@ -186,10 +186,9 @@ bool mroce_cc_window_ok(const struct mroce_path *path, u32 charge)
 
 /*
  * The token bucket (spec 12.3): tokens in bytes << 10.  Returns whether a
- * packet of charge bytes may go now; if not, asks the timer to come back
- * when it may.
+ * packet of charge bytes may go now; if not, *retry_at says when it may.
  */
-bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge)
+bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge, ktime_t *retry_at)
 {
 	u64 burst = (u64)READ_ONCE(mroce_pace_burst_pkts) * mroce_mpb(conn)
 		    << 10;
@@ -217,7 +216,7 @@ bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge)
 	if (conn->cc.tokens >= need)
 		return true;
 	wait_ns = div_u64((need - conn->cc.tokens) * NSEC_PER_MSEC, rate) >> 10;
-	mroce_conn_wake_at(conn, ktime_add_ns(now, wait_ns + 1));
+	*retry_at = ktime_add_ns(now, wait_ns + 1);
 	return false;
 }
 

@@ -17,7 +17,7 @@ void mroce_cc_on_ack(struct mroce_conn *conn, struct mroce_path *path,
 void mroce_cc_on_loss(struct mroce_conn *conn, struct mroce_path *path);
 void mroce_cc_on_rto(struct mroce_conn *conn, struct mroce_path *path);
 bool mroce_cc_window_ok(const struct mroce_path *path, u32 charge);
-bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge);
+bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge, ktime_t *retry_at);
 void mroce_cc_pace_charge(struct mroce_conn *conn, u32 charge);
 void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq);
 void mroce_cc_rx_count(struct mroce_conn *conn, const struct sk_buff *skb);

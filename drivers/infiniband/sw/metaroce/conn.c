@@ -1142,6 +1142,45 @@ static bool mroce_conn_rx_ok(struct mroce_conn *conn,
 }
 
 /*
+ * A path took an acknowledgment and may carry more: resend what waits for
+ * a path, then let the streams waiting for room go.  conn->lock held.
+ */
+static void mroce_conn_tx_room(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	mroce_retx_flush(conn, q);
+	mroce_rc_kick_waiters(conn, q);
+}
+
+/* An ACK for one of our paths (spec 8.4), with Stream Records. */
+static void mroce_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
+			 struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_akx *akx = (const struct mroce_akx *)(bth + 1);
+	const struct mroce_sr *sr = (const struct mroce_sr *)(akx + 1);
+	u32 i;
+
+	lockdep_assert_held(&conn->lock);
+
+	/* The fixed part is there before num_sr is read. */
+	if (bth->hdr_len * 4 < sizeof(*bth) + sizeof(*akx) ||
+	    akx->num_sr > 58 || bth->payload_len ||
+	    bth->hdr_len * 4 != sizeof(*bth) + sizeof(*akx) + 16 * akx->num_sr ||
+	    bth->path_id >= conn->tx.npaths) {
+		mroce_count(conn->mdev, DROP_BAD_HEADER);
+		return;
+	}
+	mroce_count(conn->mdev, ACKS_RCVD);
+	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
+	if (!mroce_loss_process_akx(conn, conn->tx.paths[bth->path_id], akx,
+				    NULL, q))
+		return;
+	for (i = 0; i < akx->num_sr; i++)
+		mroce_rc_rx_sr(conn, &sr[i]);
+	mroce_conn_tx_room(conn, q);
+}
+
+/*
  * Hand an accepted packet to the role that handles its type.  Returns the
  * peer's epoch if a CONNECT_ACK established the connection, else 0.
  * conn->lock held.
@@ -1163,13 +1202,14 @@ static u64 mroce_conn_rx_dispatch(struct mroce_conn *conn,
 	} else if (mroce_is_sequenced(bth->type)) {
 		mroce_rx_sequenced(conn, skb, q);
 	} else if (bth->type == MROCE_T_ACK) {
-		mroce_path_rx_ack(conn, skb, q);
+		mroce_rx_ack(conn, skb, q);
 	} else if (bth->type == MROCE_T_SYNC) {
 		mroce_rx_sync(conn, skb, q);
 	} else if (bth->type == MROCE_T_PROBE) {
 		mroce_rx_probe(conn, skb, q);
 	} else if (bth->type == MROCE_T_PROBE_REPLY) {
-		mroce_path_rx_probe_reply(conn, skb, q);
+		if (mroce_path_rx_probe_reply(conn, skb, q))
+			mroce_conn_tx_room(conn, q);
 	} else if (bth->type == MROCE_T_NAK) {
 		if (bth->hdr_len * 4 == sizeof(*bth) + sizeof(struct mroce_nkx))
 			mroce_rc_rx_nak(conn, (void *)(bth + 1));

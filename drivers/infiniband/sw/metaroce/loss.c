@@ -262,6 +262,21 @@ void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,
 }
 
 /*
+ * Packets in flight below the highest acknowledged PSN: the holes of the
+ * path's SACK window (metaroce show).
+ */
+u32 mroce_sack_holes(struct mroce_path *path)
+{
+	u32 psn, n = 0;
+
+	for (psn = path->plw; psn != path->next_psn &&
+	     mroce_seq_diff(psn, path->high_acked) < 0; psn++)
+		if (mroce_slot(path, psn)->live)
+			n++;
+	return n;
+}
+
+/*
  * reo_wnd = max(srtt / 4, reo_wnd_min_us) (MRC-LOSS-003), times the
  * path's multiplier while it reorders (MRC-LOSS-021).
  */
@@ -553,34 +568,4 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 		mroce_cc_on_loss(conn, path);
 	trace_mroce_ack(conn, path, cum, acked, dce);
 	return true;
-}
-
-/* An ACK for one of our paths (spec 8.4). */
-void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
-		       struct sk_buff_head *q)
-{
-	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
-	const struct mroce_akx *akx = (const struct mroce_akx *)(bth + 1);
-	const struct mroce_sr *sr = (const struct mroce_sr *)(akx + 1);
-	u32 i;
-
-	lockdep_assert_held(&conn->lock);
-
-	/* The fixed part is there before num_sr is read. */
-	if (bth->hdr_len * 4 < sizeof(*bth) + sizeof(*akx) ||
-	    akx->num_sr > 58 || bth->payload_len ||
-	    bth->hdr_len * 4 != sizeof(*bth) + sizeof(*akx) + 16 * akx->num_sr ||
-	    bth->path_id >= conn->tx.npaths) {
-		mroce_count(conn->mdev, DROP_BAD_HEADER);
-		return;
-	}
-	mroce_count(conn->mdev, ACKS_RCVD);
-	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
-	if (!mroce_loss_process_akx(conn, conn->tx.paths[bth->path_id], akx,
-				    NULL, q))
-		return;
-	for (i = 0; i < akx->num_sr; i++)
-		mroce_rc_rx_sr(conn, &sr[i]);
-	mroce_retx_flush(conn, q);
-	mroce_rc_kick_waiters(conn, q);
 }

@@ -14,8 +14,6 @@ struct mroce_inflight;
 struct mroce_path;
 struct mroce_txrec;
 
-void mroce_path_rx_ack(struct mroce_conn *conn, struct sk_buff *skb,
-		       struct sk_buff_head *q);
 bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			    const struct mroce_akx *akx, const u32 *probe_psn,
 			    struct sk_buff_head *q);
@@ -27,6 +25,7 @@ void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f);
 void mroce_advance_plw(struct mroce_path *path);
 struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn);
 u32 mroce_reo_wnd(const struct mroce_path *path);
+u32 mroce_sack_holes(struct mroce_path *path);
 void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,
 		      u32 r);
 void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,

@@ -350,18 +350,6 @@ static const u8 mroce_nl_path_state[] = {
 	[MROCE_PATH_FAILED] = METAROCE_PATH_FAILED,
 };
 
-/* Packets in flight below the highest acknowledged PSN: SACK holes. */
-static u32 mroce_nl_sack_holes(struct mroce_path *path)
-{
-	u32 psn, n = 0;
-
-	for (psn = path->plw; psn != path->next_psn &&
-	     mroce_seq_diff(psn, path->high_acked) < 0; psn++)
-		if (mroce_slot(path, psn)->live)
-			n++;
-	return n;
-}
-
 static void mroce_nl_copy_path(struct mroce_nl_path *p,
 			       struct mroce_path *path)
 {
@@ -373,7 +361,7 @@ static void mroce_nl_copy_path(struct mroce_nl_path *p,
 	p->ssthresh = path->ssthresh;
 	p->bif = path->bif;
 	p->live = path->live;
-	p->holes = mroce_nl_sack_holes(path);
+	p->holes = mroce_sack_holes(path);
 	p->srtt_us = path->srtt_us;
 	p->rttvar_us = path->rttvar_us;
 	p->min_rtt_us = path->min_rtt_us;

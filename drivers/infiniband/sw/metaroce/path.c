@@ -588,8 +588,11 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 	return next;
 }
 
-/* A PROBE_REPLY for one of our paths (spec 7.6, 9.2.3). */
-void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
+/*
+ * A PROBE_REPLY for one of our paths (spec 7.6, 9.2.3).  True if it was
+ * taken: then the path may carry more.
+ */
+bool mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 			       struct sk_buff_head *q)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
@@ -606,7 +609,7 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	    bth->payload_len || akx->num_sr ||
 	    bth->path_id >= conn->tx.npaths) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
-		return;
+		return false;
 	}
 	id = ntohl(pbx->probe_id);
 	path = conn->tx.paths[bth->path_id];
@@ -622,13 +625,13 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	    ktime_us_delta(ktime_get(), rec->at) >
 	    READ_ONCE(mroce_rto_max_us)) {
 		mroce_count(conn->mdev, DROP_OUT_OF_WINDOW);
-		return;
+		return false;
 	}
 	mroce_count(conn->mdev, PROBE_REPLIES_RCVD);
 	mroce_count(conn->mdev, ACKS_RCVD);
 	mroce_cc_take_hint(conn, ntohs(akx->rate_hint), ntohl(bth->psn));
 	if (!mroce_loss_process_akx(conn, path, akx, &rec->psn, q))
-		return;		/* an ACK that does not fit the path */
+		return false;	/* an ACK that does not fit the path */
 	/* Probe IDs are never reused: any matched one is a clean sample. */
 	rtt = ktime_us_delta(ktime_get(), rec->at);
 	if (rtt > 0 && rtt < READ_ONCE(mroce_rto_max_us))
@@ -645,8 +648,7 @@ void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 	path->entropies = 0;
 	path->tlp_at = 0;
 	path->rto_from = ktime_get();
-	mroce_retx_flush(conn, q);
-	mroce_rc_kick_waiters(conn, q);
+	return true;
 }
 
 /*
@@ -787,6 +789,20 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 	return best;
 }
 
+/*
+ * May charge bytes go now under the connection's pacing (spec 12.3)?  If
+ * not, the timer comes back when they may.
+ */
+static bool mroce_path_paced(struct mroce_conn *conn, u32 charge)
+{
+	ktime_t at;
+
+	if (mroce_cc_pace_ok(conn, charge, &at))
+		return true;
+	mroce_conn_wake_at(conn, at);
+	return false;
+}
+
 /* May a stream send a new packet now?  Lost content goes first. */
 bool mroce_path_has_room(struct mroce_conn *conn)
 {
@@ -802,7 +818,7 @@ bool mroce_path_has_room(struct mroce_conn *conn)
 		conn->cc.backlog = true;
 		return false;
 	}
-	if (!mroce_cc_pace_ok(conn, mpb)) {
+	if (!mroce_path_paced(conn, mpb)) {
 		conn->cc.backlog = true;
 		return false;
 	}
@@ -887,7 +903,7 @@ void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
 	lockdep_assert_held(&conn->lock);
 
 	if (!list_empty(&conn->tx.retxq) ||
-	    !mroce_cc_pace_ok(conn, mroce_charge(conn, rec)))
+	    !mroce_path_paced(conn, mroce_charge(conn, rec)))
 		mroce_retx_queue(conn, rec, tries, from);
 	else
 		mroce_path_carry(conn, rec, tries, from, q);
@@ -910,7 +926,7 @@ void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
 		charge = mroce_charge(conn, &r->rec);
 		needed = mroce_rc_still_needed(conn, &r->rec);
 		if (needed && (!mroce_pick(conn, charge, r->from) ||
-			       !mroce_cc_pace_ok(conn, charge)))
+			       !mroce_path_paced(conn, charge)))
 			return;
 		list_del(&r->list);
 		conn->tx.nretx--;

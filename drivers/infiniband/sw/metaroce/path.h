@@ -166,7 +166,7 @@ void mroce_path_timeout(struct mroce_conn *conn, ktime_t now,
 			struct sk_buff_head *q);
 ktime_t mroce_path_next_event(struct mroce_conn *conn);
 void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp);
-void mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
+bool mroce_path_rx_probe_reply(struct mroce_conn *conn, struct sk_buff *skb,
 			       struct sk_buff_head *q);
 void mroce_paths_plane_down(struct mroce_conn *conn, int plane, bool removed,
 			    struct sk_buff_head *q);
