@@ -67,31 +67,32 @@ struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 }
 
 /*
- * (Re)arm the timer for the earliest deadline, with 20 us of slack, but
- * none for a due ACK: it must not wait past Max ACK Delay (MRC-ACK-007).
- * conn->lock held.
+ * The connection's earliest deadline, and the slack the timer may take:
+ * 20 us, but none for a due ACK: it must not wait past Max ACK Delay
+ * (MRC-ACK-007).  KTIME_MAX: none.
  */
-void mroce_conn_arm_timer(struct mroce_conn *conn)
+static ktime_t mroce_conn_next_event(struct mroce_conn *conn, u64 *slack)
 {
-	u64 slack = 20 * NSEC_PER_USEC;
 	ktime_t next;
 
-	lockdep_assert_held(&conn->lock);
-
-	if (conn->state == MROCE_CONN_TOMBSTONE) {
-		next = conn->reap_queued ? KTIME_MAX : conn->life.tomb_at;
-	} else {
-		next = min(mroce_path_next_event(conn),
-			   mroce_conn_life_next(conn));
-		if (conn->life.hs_at && ktime_before(conn->life.hs_at, next))
-			next = conn->life.hs_at;
-		if (conn->wake_at && ktime_before(conn->wake_at, next))
-			next = conn->wake_at;
-		if (conn->rx.ack_due && !ktime_after(conn->rx.ack_due, next)) {
-			next = conn->rx.ack_due;
-			slack = 0;
-		}
+	*slack = 20 * NSEC_PER_USEC;
+	if (conn->state == MROCE_CONN_TOMBSTONE)
+		return conn->reap_queued ? KTIME_MAX : conn->life.tomb_at;
+	next = min(mroce_path_next_event(conn), mroce_conn_life_next(conn));
+	if (conn->life.hs_at && ktime_before(conn->life.hs_at, next))
+		next = conn->life.hs_at;
+	if (conn->wake_at && ktime_before(conn->wake_at, next))
+		next = conn->wake_at;
+	if (conn->rx.ack_due && !ktime_after(conn->rx.ack_due, next)) {
+		next = conn->rx.ack_due;
+		*slack = 0;
 	}
+	return next;
+}
+
+static void mroce_conn_timer_start(struct mroce_conn *conn, ktime_t next,
+				   u64 slack)
+{
 	if (next == KTIME_MAX)
 		return;
 	if (hrtimer_is_queued(&conn->timer) &&
@@ -99,6 +100,18 @@ void mroce_conn_arm_timer(struct mroce_conn *conn)
 		return;
 	hrtimer_start_range_ns(&conn->timer, next, slack,
 			       HRTIMER_MODE_ABS_SOFT);
+}
+
+/* (Re)arm the timer for the earliest deadline.  conn->lock held. */
+void mroce_conn_arm_timer(struct mroce_conn *conn)
+{
+	ktime_t next;
+	u64 slack;
+
+	lockdep_assert_held(&conn->lock);
+
+	next = mroce_conn_next_event(conn, &slack);
+	mroce_conn_timer_start(conn, next, slack);
 }
 
 /* Run the timer at when at the latest (pacing, RNR).  conn->lock held. */
@@ -258,8 +271,9 @@ void mroce_conn_resend_connect(struct mroce_conn *conn, struct sk_buff_head *q)
 static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 {
 	struct mroce_conn *conn = container_of(t, struct mroce_conn, timer);
-	ktime_t now = ktime_get();
+	ktime_t now = ktime_get(), next;
 	struct sk_buff_head q;
+	u64 slack;
 
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&conn->lock);
@@ -288,7 +302,18 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 		conn->reap_queued = true;		/* C16 */
 		queue_work(mroce_wq, &conn->reap_work);
 	}
-	mroce_conn_arm_timer(conn);
+	/*
+	 * Whatever is still due was declined by its handler just now: not
+	 * again in this pass.  A deadline at or before now would make the
+	 * hrtimer softirq run this again at once, for ever if the handler
+	 * keeps declining, and the CPU would never leave the softirq.
+	 */
+	next = mroce_conn_next_event(conn, &slack);
+	if (next != KTIME_MAX && !ktime_after(next, now)) {
+		mroce_count(conn->mdev, TIMER_OVERDUE);
+		next = ktime_add_us(now, 1);
+	}
+	mroce_conn_timer_start(conn, next, slack);
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
 	mroce_conn_xmit(conn);

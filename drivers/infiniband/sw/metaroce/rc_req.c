@@ -354,7 +354,14 @@ static bool mroce_credit_wait(struct mroce_conn *conn, struct mroce_qp *qp,
 	}
 	mroce_count(conn->mdev, CREDIT_WAITS);
 	mroce_wait(conn, qp);
-	mroce_conn_wake_at(conn, probe_at);
+	/*
+	 * Past probe_at, the stream's own messages in flight hold the probe
+	 * back, and their acknowledgment runs the waiters again.  A timer
+	 * at probe_at would come back at once, and again, on this CPU,
+	 * without ever letting that acknowledgment in.
+	 */
+	if (ktime_before(ktime_get(), probe_at))
+		mroce_conn_wake_at(conn, probe_at);
 	return true;
 }
 

@@ -288,19 +288,23 @@ void mroce_sync_tick(struct mroce_conn *conn, ktime_t now,
 	}
 	list_for_each_entry(st, &conn->streams.list, conn_entry) {
 		qp = container_of(st, struct mroce_qp, stream);
-		if (st->retry_at && !ktime_after(st->retry_at, now) &&
-		    mroce_stream_waiting(qp) && mroce_retry_expired(conn, qp) &&
-		    n < MROCE_SYNC_MAX)
-			st->sync_at = now;	/* a SYNC goes now */
-		if (st->retry_at && (!next || ktime_before(st->retry_at, next)))
-			next = st->retry_at;
-		if (!st->sync_at)
-			continue;
+		/*
+		 * Nothing outstanding: no timer.  A retry timer left past due
+		 * would be the connection timer's next deadline, at once and
+		 * for ever.
+		 */
 		if (!mroce_stream_waiting(qp)) {
 			st->sync_at = 0;
 			st->retry_at = 0;
 			continue;
 		}
+		if (st->retry_at && !ktime_after(st->retry_at, now) &&
+		    mroce_retry_expired(conn, qp) && n < MROCE_SYNC_MAX)
+			st->sync_at = now;	/* a SYNC goes now */
+		if (st->retry_at && (!next || ktime_before(st->retry_at, next)))
+			next = st->retry_at;
+		if (!st->sync_at)
+			continue;
 		/*
 		 * A stream that waits to send has content the peer cannot
 		 * have delivered yet: nothing to ask about (MRC-LOSS-013).
