@@ -33,10 +33,12 @@ ok_if "4 x 1 MiB WRITE verified" test $? = 0
 diag "WRITE: la sent $w (GSO skbs, packets)"
 set -- $w
 ok_if "WRITE: the requester sends GSO batches" test "${1:-0}" -gt 0
-# New data keeps its path for a batch (MRC-PATH-040): about 10 packets
-# per skb over the 4 paths; spraying packet by packet made about 5.
-ok_if "WRITE: MRC-PATH-040: a path keeps new data for a batch (packets >= 7 x batches)" \
-	test "${2:-0}" -ge $((7 * ${1:-0}))
+# New data keeps its path for a batch (MRC-PATH-040): 10.3 to 12.9
+# packets per skb over the 4 paths with the VM alone on the host, 6.7 and
+# 9.7 with two VMs on its two CPUs (ACKs then free the window a few
+# packets at a time); spraying packet by packet made 5.4 alone.
+ok_if "WRITE: MRC-PATH-040: a path keeps new data for a batch (packets >= 6 x batches)" \
+	test "${2:-0}" -ge $((6 * ${1:-0}))
 
 # The receiver places the datagrams of a batch from the page fragments
 # they came in, without a linearizing copy (MRC-ENC-027).
