@@ -306,14 +306,21 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 	 * Whatever is still due was declined by its handler just now: not
 	 * again in this pass.  A deadline at or before now would make the
 	 * hrtimer softirq run this again at once, for ever if the handler
-	 * keeps declining, and the CPU would never leave the softirq.
+	 * keeps declining, and the CPU would never leave the softirq.  So
+	 * the timer is set here over what a handler may have armed it for
+	 * meanwhile.
 	 */
 	next = mroce_conn_next_event(conn, &slack);
 	if (next != KTIME_MAX && !ktime_after(next, now)) {
 		mroce_count(conn->mdev, TIMER_OVERDUE);
 		next = ktime_add_us(now, 1);
+	} else if (next == KTIME_MAX && hrtimer_is_queued(&conn->timer) &&
+		   !ktime_after(hrtimer_get_expires(&conn->timer), now)) {
+		next = ktime_add_us(now, 1);	/* armed for what went */
 	}
-	mroce_conn_timer_start(conn, next, slack);
+	if (next != KTIME_MAX)
+		hrtimer_start_range_ns(&conn->timer, next, slack,
+				       HRTIMER_MODE_ABS_SOFT);
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);
 	mroce_conn_xmit(conn);
