@@ -95,6 +95,9 @@ static void mroce_conn_timer_start(struct mroce_conn *conn, ktime_t next,
 {
 	if (next == KTIME_MAX)
 		return;
+	/* Not before the floor the last run of the timer set (its end). */
+	if (ktime_before(next, conn->timer_floor))
+		next = conn->timer_floor;
 	if (hrtimer_is_queued(&conn->timer) &&
 	    !ktime_before(next, hrtimer_get_expires(&conn->timer)))
 		return;
@@ -305,21 +308,23 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 	/*
 	 * Whatever is still due was declined by its handler just now: not
 	 * again in this pass.  A deadline at or before now would make the
-	 * hrtimer softirq run this again at once, for ever if the handler
-	 * keeps declining, and the CPU would never leave the softirq.  So
-	 * the timer is set here over what a handler may have armed it for
-	 * meanwhile.
+	 * hrtimer softirq run this again at once (it runs every timer that
+	 * expired before the pass began), for ever if the handler keeps
+	 * declining, and the CPU would never leave the softirq.  So until
+	 * the next run, nobody arms the timer before 1 us after this one
+	 * began (timer_floor), and it is set here over what a handler may
+	 * have armed it for meanwhile.
 	 */
+	conn->timer_floor = ktime_add_us(now, 1);
 	next = mroce_conn_next_event(conn, &slack);
-	if (next != KTIME_MAX && !ktime_after(next, now)) {
+	if (next != KTIME_MAX && !ktime_after(next, now))
 		mroce_count(conn->mdev, TIMER_OVERDUE);
-		next = ktime_add_us(now, 1);
-	} else if (next == KTIME_MAX && hrtimer_is_queued(&conn->timer) &&
-		   !ktime_after(hrtimer_get_expires(&conn->timer), now)) {
-		next = ktime_add_us(now, 1);	/* armed for what went */
-	}
+	else if (next == KTIME_MAX && hrtimer_is_queued(&conn->timer) &&
+		 !ktime_after(hrtimer_get_softexpires(&conn->timer), now))
+		next = conn->timer_floor;	/* armed for what went */
 	if (next != KTIME_MAX)
-		hrtimer_start_range_ns(&conn->timer, next, slack,
+		hrtimer_start_range_ns(&conn->timer,
+				       max(next, conn->timer_floor), slack,
 				       HRTIMER_MODE_ABS_SOFT);
 	mroce_conn_tx_commit(conn, &q);
 	spin_unlock_bh(&conn->lock);

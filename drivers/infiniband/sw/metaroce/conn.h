@@ -208,6 +208,7 @@ struct mroce_conn {
 	u64 peer_epoch;
 	__be64 peer_guid;
 	struct hrtimer timer;		/* handshake, paths, pacing, RNR */
+	ktime_t timer_floor;		/* never armed before: see the timer */
 	ktime_t wake_at;		/* extra wakeup asked for; 0: none */
 	struct mroce_conn_cx cx;
 	struct mroce_conn_life life;
