@@ -56,6 +56,9 @@ static void mroce_srq_event_work(struct work_struct *work)
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 }
 
+/* Its own lock class: it nests inside a QP's RQ lock of the same type. */
+static struct lock_class_key mroce_srq_lock_key;
+
 int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
 {
@@ -75,6 +78,12 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			    0, false);
 	if (err)
 		goto err_limit;
+	/*
+	 * A receive is taken from the SRQ under the lock of the QP it is for
+	 * (completions stay in order per QP): an SRQ's lock nests inside a
+	 * QP's RQ lock, never the other way round.
+	 */
+	lockdep_set_class(&srq->rq.lock, &mroce_srq_lock_key);
 	srq->limit = 0;
 	srq->mmap = NULL;
 	INIT_WORK(&srq->event_work, mroce_srq_event_work);
