@@ -73,10 +73,27 @@ wait_for 60 grep -q listening $W/agent.log
 wait_for 60 bash -c "[ -s $W/live.pcap ] && ! kill -0 $tcpd"
 kill $tcpd 2>/dev/null
 rm -f $W/state
+# Once, under the debug kernel with a second VM on the host, the agent's
+# new QP failed its move to RTR with EINVAL.  Kernel probes on the modify
+# verb, on what fails a QP and on connection failures keep the story of
+# the last ones, printed if a prep fails (where the kernel has them).
+T=/sys/kernel/tracing
+{
+	echo 'r:mrfz/modify_qp metaroce:mroce_modify_qp ret=$retval:s32'
+	echo 'p:mrfz/qp_error metaroce:mroce_qp_to_error_event qp=%di event=%si:s32'
+	echo 'p:mrfz/conn_fail metaroce:mroce_conn_fail conn=%di'
+	echo 'p:mrfz/conn_attach metaroce:mroce_conn_attach qp=%di'
+} >> $T/kprobe_events 2>/dev/null &&
+	echo stacktrace > $T/events/mrfz/qp_error/trigger &&
+	echo 1 > $T/events/mrfz/enable || diag "no kernel probes: a failed prep says less"
 # prep [NEXT_PSN]: a fresh target QP on our connection, and its corpus.
 prep() {
 	ip netns exec $NS_B /usr/bin/python3 $COMP/fuzzprep.py $FUZZ_IP $IP_A 4794 \
-		$W/live.pcap $W/corpus $W/state "$@"
+		$W/live.pcap $W/corpus $W/state "$@" && return 0
+	echo "the last kernel probe events:"
+	grep -v '^#' $T/trace 2>/dev/null | tail -60
+	dev_counters ra | grep -E 'conn_|stream|path_failed'
+	return 1
 }
 ok_if "corpus: live capture, own connection, target agent QP" prep
 
@@ -140,6 +157,9 @@ from fuzzprep import agent
 print(agent(4794, '$IP_A', op='counters')['rx_packets'])"
 kill $agent 2>/dev/null
 wait $agent 2>/dev/null
+echo 0 > $T/events/mrfz/enable 2>/dev/null
+echo '!stacktrace' > $T/events/mrfz/qp_error/trigger 2>/dev/null
+echo > $T/kprobe_events 2>/dev/null
 
 rdma link delete ra
 rdma link delete rb

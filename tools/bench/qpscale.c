@@ -3,17 +3,20 @@
  * qpscale: how many RC QP pairs between two verbs devices can be set up and
  * carry traffic, and what they cost in kernel memory.
  *
- *   qpscale -a DEV_A -b DEV_B -n N [-x GID_A] [-X GID_B[,GID_B...]] [-s SIZE]
+ *   qpscale -a DEV_A -b DEV_B -n N [-x GID_A[,GID_A...]]
+ *           [-X GID_B[,GID_B...]] [-s SIZE] [-w SECONDS]
  *
  * One process opens both devices (the two ends of a link), creates N QPs on
  * each, connects QP i of A to QP i of B, and moves one RDMA WRITE of SIZE
  * bytes over every pair; B's buffer is checked byte by byte.  With several
- * B GIDs (one per address of B), pair i uses the (i mod count)-th, so the
- * pairs spread over that many peer addresses (MetaRoCE: connections).
+ * GIDs (one per address), pair i uses B's (i mod nB)-th and A's
+ * ((i / nB) mod nA)-th, so the pairs spread over up to nA x nB address
+ * pairs (MetaRoCE: one connection each).
  *
  * Output: key=value lines.  mem_* are /proc/meminfo deltas in kB from
- * before the first verbs call to the moment every QP is in RTS (setup) and
- * after the traffic (traffic); rss_kb is this process's own RSS growth.
+ * before the first verbs call to the moment every QP is in RTS (setup),
+ * after the traffic (traffic) and, with -w, SECONDS later with every QP
+ * still open (idle); rss_kb is this process's own RSS growth.
  * Exit 0 when all N pairs carried their write intact, 1 otherwise.
  */
 #include <errno.h>
@@ -26,6 +29,17 @@
 #include <infiniband/verbs.h>
 
 #define MAX_GIDS 64
+
+/* A comma-separated list of GID indexes into g[]; returns how many. */
+static int gid_list(char *arg, int *g)
+{
+	char *tok;
+	int n = 0;
+
+	for (tok = strtok(arg, ","); tok && n < MAX_GIDS; tok = strtok(NULL, ","))
+		g[n++] = atoi(tok);
+	return n;
+}
 
 struct side {
 	struct ibv_context *ctx;
@@ -204,33 +218,30 @@ static uint8_t pattern(int i, size_t j)
 int main(int argc, char **argv)
 {
 	const char *da = NULL, *db = NULL;
-	int n = 0, gid_a = 1, gid_b[MAX_GIDS] = { 1 }, ngid_b = 1, i, c;
+	int n = 0, gid_a[MAX_GIDS] = { 1 }, gid_b[MAX_GIDS] = { 1 }, i, c;
+	int ngid_a = 1, ngid_b = 1, idle_s = 0;
 	int created = 0, connected = 0, done = 0, bad = 0, errs = 0;
 	size_t size = 64, j;
 	struct side A = { 0 }, B = { 0 };
-	union ibv_gid ga, gb[MAX_GIDS];
-	struct mem m0, m1, m2;
+	union ibv_gid ga[MAX_GIDS], gb[MAX_GIDS];
+	struct mem m0, m1, m2, m3;
 	double t0, t1, t2, t3, t4;
-	char *tok, *ok;
+	char *ok;
 
-	while ((c = getopt(argc, argv, "a:b:n:x:X:s:")) != -1) {
+	while ((c = getopt(argc, argv, "a:b:n:x:X:s:w:")) != -1) {
 		switch (c) {
 		case 'a': da = optarg; break;
 		case 'b': db = optarg; break;
 		case 'n': n = atoi(optarg); break;
-		case 'x': gid_a = atoi(optarg); break;
+		case 'x': ngid_a = gid_list(optarg, gid_a); break;
+		case 'X': ngid_b = gid_list(optarg, gid_b); break;
 		case 's': size = strtoul(optarg, NULL, 0); break;
-		case 'X':
-			ngid_b = 0;
-			for (tok = strtok(optarg, ","); tok && ngid_b < MAX_GIDS;
-			     tok = strtok(NULL, ","))
-				gid_b[ngid_b++] = atoi(tok);
-			break;
+		case 'w': idle_s = atoi(optarg); break;
 		default: return 2;
 		}
 	}
-	if (!da || !db || n < 1 || !size || !ngid_b) {
-		fprintf(stderr, "usage: qpscale -a DEV -b DEV -n N [-x GID] [-X GID,...] [-s SIZE]\n");
+	if (!da || !db || n < 1 || !size || !ngid_a || !ngid_b) {
+		fprintf(stderr, "usage: qpscale -a DEV -b DEV -n N [-x GID,...] [-X GID,...] [-s SIZE] [-w S]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -238,8 +249,9 @@ int main(int argc, char **argv)
 	t0 = now();
 	if (side_init(&A, da, n, size) || side_init(&B, db, n, size))
 		return 1;
-	if (ibv_query_gid(A.ctx, 1, gid_a, &ga))
-		return 1;
+	for (i = 0; i < ngid_a; i++)
+		if (ibv_query_gid(A.ctx, 1, gid_a[i], &ga[i]))
+			return 1;
 	for (i = 0; i < ngid_b; i++)
 		if (ibv_query_gid(B.ctx, 1, gid_b[i], &gb[i]))
 			return 1;
@@ -253,10 +265,10 @@ int main(int argc, char **argv)
 		created++;
 	}
 	for (i = 0; i < created; i++) {
-		int g = gid_b[i % ngid_b];
+		int b = i % ngid_b, a = (i / ngid_b) % ngid_a;
 
-		if (connect_qp(A.qp[i], A.mtu, B.qp[i]->qp_num, &gb[i % ngid_b], gid_a) ||
-		    connect_qp(B.qp[i], B.mtu, A.qp[i]->qp_num, &ga, g)) {
+		if (connect_qp(A.qp[i], A.mtu, B.qp[i]->qp_num, &gb[b], gid_a[a]) ||
+		    connect_qp(B.qp[i], B.mtu, A.qp[i]->qp_num, &ga[a], gid_b[b])) {
 			printf("connect_error=%s\n", strerror(errno));
 			break;
 		}
@@ -324,10 +336,16 @@ out:
 				break;
 			}
 	printf("qps=%d\ncreated=%d\nconnected=%d\ncompleted=%d\nwc_errors=%d\n"
-	       "corrupt=%d\npeers=%d\nsetup_s=%.3f\ntraffic_s=%.3f\n",
-	       n, created, connected, done, errs, bad, ngid_b, t1 - t0, t3 - t2);
+	       "corrupt=%d\npeers=%d\naddr_pairs=%d\nsetup_s=%.3f\ntraffic_s=%.3f\n",
+	       n, created, connected, done, errs, bad, ngid_b,
+	       n < ngid_a * ngid_b ? n : ngid_a * ngid_b, t1 - t0, t3 - t2);
 	mem_print("setup", &m0, &m1);
 	mem_print("traffic", &m0, &m2);
+	if (idle_s) {
+		sleep(idle_s);
+		mem_snap(&m3);
+		mem_print("idle", &m0, &m3);
+	}
 	t4 = now();
 	for (i = 0; i < created; i++) {
 		ibv_destroy_qp(A.qp[i]);

@@ -19,15 +19,9 @@
 #include "stream.h"
 #include "sync.h"
 #include "trace.h"
+#include "txwin.h"
 #include "tunables.h"
 #include "verbs.h"
-
-struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
-{
-	u32 i = psn % MROCE_TX_WINDOW;
-
-	return &path->win[i / MROCE_WIN_CHUNK][i % MROCE_WIN_CHUNK];
-}
 
 /* Build the sequenced packet of rec with PSN psn on path. */
 static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
@@ -117,12 +111,16 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 		     const struct mroce_txrec *rec, u8 tries, u16 flags,
 		     struct sk_buff_head *q)
 {
-	u32 psn = path->next_psn++;
+	u32 psn = path->next_psn;
+	/* mroce_pick() made sure of the record (mroce_txwin_ready()). */
 	struct mroce_inflight *f = mroce_slot(path, psn);
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&conn->lock);
 
+	if (WARN_ON_ONCE(!f))
+		return;	/* the stream's retry timer recovers the content */
+	path->next_psn++;
 	if (conn->cc.backlog)
 		flags |= MROCE_F_BKLG;
 	f->rec = *rec;
@@ -177,7 +175,7 @@ void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f)
 void mroce_advance_plw(struct mroce_path *path)
 {
 	while (path->plw != path->next_psn &&
-	       !mroce_slot(path, path->plw)->live)
+	       !mroce_live_slot(path, path->plw))
 		path->plw++;
 }
 
@@ -221,8 +219,8 @@ void mroce_declare_all_lost(struct mroce_conn *conn, struct mroce_path *path,
 	lockdep_assert_held(&conn->lock);
 
 	for (psn = path->plw; psn != path->next_psn; psn++) {
-		f = mroce_slot(path, psn);
-		if (f->live)
+		f = mroce_live_slot(path, psn);
+		if (f)
 			mroce_declare_lost(conn, path, f, q);
 	}
 	path->reo_at = 0;
@@ -271,7 +269,7 @@ u32 mroce_sack_holes(struct mroce_path *path)
 
 	for (psn = path->plw; psn != path->next_psn &&
 	     mroce_seq_diff(psn, path->high_acked) < 0; psn++)
-		if (mroce_slot(path, psn)->live)
+		if (mroce_live_slot(path, psn))
 			n++;
 	return n;
 }
@@ -359,7 +357,7 @@ static void mroce_sack_late(struct mroce_path *path,
 		if (!(akx->sack[i / 8] & (0x80 >> (i % 8))))
 			continue;
 		f = mroce_slot(path, cum + 1 + i);
-		if (!f->live && f->resent && f->psn == cum + 1 + i) {
+		if (f && !f->live && f->resent && f->psn == cum + 1 + i) {
 			f->resent = false;
 			/* Not a loss: it must not move the path (7.7). */
 			if (path->win_lost)
@@ -403,8 +401,8 @@ static void mroce_akx_no_state(struct mroce_conn *conn,
 	if (probe_psn)	/* nothing sent before it arrived */
 		for (psn = path->plw; mroce_seq_diff(*probe_psn, psn) > 0;
 		     psn++) {
-			f = mroce_slot(path, psn);
-			if (f->live)
+			f = mroce_live_slot(path, psn);
+			if (f)
 				mroce_declare_lost(conn, path, f, q);
 		}
 	mroce_advance_plw(path);
@@ -424,8 +422,8 @@ static u32 mroce_akx_ack(struct mroce_conn *conn, struct mroce_path *path,
 	u32 acked = 0, psn, r, delay;
 
 	for (psn = path->plw; mroce_seq_diff(psn, high) <= 0; psn++) {
-		f = mroce_slot(path, psn);
-		if (!f->live || !mroce_akx_has(akx, cum, psn))
+		f = mroce_live_slot(path, psn);
+		if (!f || !mroce_akx_has(akx, cum, psn))
 			continue;
 		acked += f->charge;
 		(*nacked)++;
@@ -465,8 +463,8 @@ static bool mroce_akx_detect_loss(struct mroce_conn *conn,
 	if (probe_psn && mroce_seq_diff(*probe_psn, end) > 0)
 		end = *probe_psn;
 	for (psn = path->plw; mroce_seq_diff(end, psn) > 0; psn++) {
-		f = mroce_slot(path, psn);
-		if (!f->live)
+		f = mroce_live_slot(path, psn);
+		if (!f)
 			continue;
 		if (probe_psn && mroce_seq_diff(*probe_psn, psn) > 0) {
 			mroce_declare_lost(conn, path, f, q);

@@ -23,7 +23,6 @@ void mroce_declare_all_lost(struct mroce_conn *conn, struct mroce_path *path,
 			    struct sk_buff_head *q);
 void mroce_resolve(struct mroce_path *path, struct mroce_inflight *f);
 void mroce_advance_plw(struct mroce_path *path);
-struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn);
 u32 mroce_reo_wnd(const struct mroce_path *path);
 u32 mroce_sack_holes(struct mroce_path *path);
 void mroce_rtt_sample(const struct mroce_conn *conn, struct mroce_path *path,

@@ -19,6 +19,7 @@
 #include "rc_req.h"
 #include "trace.h"
 #include "tunables.h"
+#include "txwin.h"
 #include "verbs.h"
 
 /* Maximum packet bytes: a full segment and the largest overhead (12.2.1). */
@@ -122,36 +123,10 @@ static void mroce_path_set_state(struct mroce_conn *conn,
 static void mroce_send_probe(struct mroce_conn *conn, struct mroce_path *path,
 			     struct sk_buff_head *q);
 
-static void mroce_path_free(struct mroce_path *path)
+static void mroce_path_free(struct mroce_conn *conn, struct mroce_path *path)
 {
-	int c;
-
-	for (c = 0; c < MROCE_WIN_CHUNKS; c++)
-		kfree(path->win[c]);
+	mroce_txwin_free(conn, path);
 	kfree(path);
-}
-
-/* A zeroed path with its window; order-0 allocations only. */
-static struct mroce_path *mroce_path_alloc(void)
-{
-	const gfp_t gfp = GFP_ATOMIC | __GFP_NOWARN;
-	struct mroce_path *path;
-	int c;
-
-	BUILD_BUG_ON(MROCE_WIN_CHUNK * sizeof(struct mroce_inflight) >
-		     PAGE_SIZE);
-	path = kzalloc(sizeof(*path), gfp);
-	if (!path)
-		return NULL;
-	for (c = 0; c < MROCE_WIN_CHUNKS; c++) {
-		path->win[c] = kcalloc(MROCE_WIN_CHUNK,
-				       sizeof(struct mroce_inflight), gfp);
-		if (!path->win[c]) {
-			mroce_path_free(path);
-			return NULL;
-		}
-	}
-	return path;
 }
 
 /*
@@ -169,7 +144,8 @@ int mroce_paths_add_plane(struct mroce_conn *conn, int plane, bool probing,
 	lockdep_assert_held(&conn->lock);
 
 	for (i = conn->tx.npaths; i < n; i++) {
-		path = mroce_path_alloc();
+		/* Its window comes with its first packet (txwin.c). */
+		path = kzalloc(sizeof(*path), GFP_ATOMIC | __GFP_NOWARN);
 		if (!path)
 			break;
 		path->id = i;
@@ -219,7 +195,7 @@ void mroce_paths_free(struct mroce_conn *conn)
 	for (i = 0; i < conn->tx.npaths; i++) {
 		if (conn->tx.paths[i]->state == MROCE_PATH_ACTIVE)
 			this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_PATHS_ACTIVE]);
-		mroce_path_free(conn->tx.paths[i]);
+		mroce_path_free(conn, conn->tx.paths[i]);
 		conn->tx.paths[i] = NULL;
 	}
 	conn->tx.npaths = 0;
@@ -340,10 +316,9 @@ static void mroce_path_tlp(struct mroce_conn *conn, struct mroce_path *path,
 
 	for (psn = path->next_psn - 1; mroce_seq_diff(psn, path->plw) >= 0;
 	     psn--) {
-		if (mroce_slot(path, psn)->live) {
-			f = mroce_slot(path, psn);
+		f = mroce_live_slot(path, psn);
+		if (f)
 			break;
-		}
 	}
 	path->tlp_at = ktime_get();
 	if (f && mroce_rc_still_needed(conn, &f->rec)) {
@@ -454,12 +429,14 @@ static void mroce_path_reorder_expired(struct mroce_conn *conn,
 
 	path->reo_at = 0;
 	for (psn = path->plw; mroce_seq_diff(path->high_acked, psn) > 0; psn++) {
-		f = mroce_slot(path, psn);
-		if (f->live && ktime_us_delta(now, f->sent) >= reo) {
+		f = mroce_live_slot(path, psn);
+		if (!f)
+			continue;
+		if (ktime_us_delta(now, f->sent) >= reo) {
 			mroce_count(conn->mdev, FAST_RETRANSMITS);
 			mroce_declare_lost(conn, path, f, q);
 			lost = true;
-		} else if (f->live && !path->reo_at) {
+		} else if (!path->reo_at) {
 			path->reo_at = ktime_add_us(f->sent, reo);
 		}
 	}
@@ -477,6 +454,7 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 
 	lockdep_assert_held(&conn->lock);
 
+	mroce_txwin_trim(conn, path, now);
 	switch (path->state) {
 	case MROCE_PATH_ACTIVE:
 		if (path->reo_at && ktime_compare(now, path->reo_at) >= 0)
@@ -582,6 +560,9 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 					 READ_ONCE(mroce_failed_probe_interval_ms));
 			break;
 		}
+		if (ktime_before(t, next))
+			next = t;
+		t = mroce_txwin_trim_at(path);
 		if (ktime_before(t, next))
 			next = t;
 	}
@@ -755,8 +736,8 @@ static bool mroce_path_psn_room(const struct mroce_path *path)
  * keeps its path for up to a batch of packets while that path's window
  * allows, so that spraying goes batch by batch.
  */
-static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
-				     int avoid)
+static struct mroce_path *mroce_pick_best(struct mroce_conn *conn, u32 charge,
+					  int avoid)
 {
 	struct mroce_path *best = NULL, *p;
 	u64 score, best_score = 0;
@@ -787,6 +768,15 @@ static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 	    mroce_cc_window_ok(conn->tx.paths[avoid], charge))
 		best = conn->tx.paths[avoid];
 	return best;
+}
+
+/* mroce_pick_best(), with a record for the packet on the path. */
+static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
+				     int avoid)
+{
+	struct mroce_path *path = mroce_pick_best(conn, charge, avoid);
+
+	return path && mroce_txwin_ready(conn, path) ? path : NULL;
 }
 
 /*
@@ -965,8 +955,8 @@ void mroce_path_drop_qp(struct mroce_conn *conn, struct mroce_qp *qp)
 	for (i = 0; i < conn->tx.npaths; i++) {
 		path = conn->tx.paths[i];
 		for (psn = path->plw; psn != path->next_psn; psn++) {
-			f = mroce_slot(path, psn);
-			if (!f->live || f->rec.qp != qp)
+			f = mroce_live_slot(path, psn);
+			if (!f || f->rec.qp != qp)
 				continue;
 			mroce_resolve(path, f);
 			/* Its arrival will not be a spurious resend. */

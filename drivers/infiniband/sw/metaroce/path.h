@@ -20,8 +20,9 @@ struct mroce_qp;
 #define MROCE_TX_WINDOW		256	/* PSNs in flight on a path: the SACK span */
 /*
  * A path's in-flight records are kept in page-sized chunks, allocated on
- * their own: one 32 KiB block would be an order-4 atomic allocation, which
- * a fragmented long-running host fails.
+ * their own (one 32 KiB block would be an order-4 atomic allocation, which
+ * a fragmented long-running host fails) and only while the path is in use
+ * (txwin.c).
  */
 #define MROCE_WIN_CHUNK		32	/* records per chunk: 4 KiB */
 #define MROCE_WIN_CHUNKS	(MROCE_TX_WINDOW / MROCE_WIN_CHUNK)
@@ -152,7 +153,8 @@ struct mroce_path {
 	u64 lost_pkts;
 	u64 ce_marks;
 	u32 reroutes;
-	struct mroce_inflight *win[MROCE_WIN_CHUNKS];	/* mroce_slot() */
+	struct mroce_inflight *win[MROCE_WIN_CHUNKS];	/* or NULL: txwin.c */
+	u8 win_chunks;		/* of win[] allocated */
 };
 
 int mroce_paths_create(struct mroce_conn *conn);

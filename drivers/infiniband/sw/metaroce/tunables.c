@@ -88,6 +88,7 @@ MROCE_TUNABLE(min_active_paths, 2, 1, 256, "Probe failed paths at once below thi
 MROCE_TUNABLE(suspect_probes, 3, 1, 16, "Unanswered probes before a suspect path moves");
 MROCE_TUNABLE(probe_max_attempts, 8, 1, 64, "Entropies tried before a path fails");
 MROCE_TUNABLE(failed_probe_interval_ms, 100, 10, 60000, "Probe interval of a failed path, ms");
+MROCE_TUNABLE(win_idle_ms, 1000, 1, 3600000, "Free the window of a path idle this long, ms");
 MROCE_TUNABLE(loss_window_pkts, 256, 64, 4096, "Packets over which a path's loss rate is measured");
 MROCE_TUNABLE(path_loss_thresh_pct, 5, 1, 100, "Loss rate that moves a path to new entropy, %");
 MROCE_TUNABLE(sport_min, 49152, 1024, 65535, "Lowest UDP source port (entropy)");
@@ -149,6 +150,7 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_suspect_probes,
 	&mroce_tun_probe_max_attempts,
 	&mroce_tun_failed_probe_interval_ms,
+	&mroce_tun_win_idle_ms,
 	&mroce_tun_loss_window_pkts,
 	&mroce_tun_path_loss_thresh_pct,
 	&mroce_tun_sport_min,

@@ -51,6 +51,7 @@ extern unsigned int mroce_ctrl_dscp;
 extern unsigned int mroce_hint;
 extern unsigned int mroce_connect_retries;
 extern unsigned int mroce_half_open_timeout_ms;
+extern unsigned int mroce_win_idle_ms;
 extern unsigned int mroce_not_ready_wait_us;
 extern unsigned int mroce_max_conns;
 extern unsigned int mroce_max_half_open;

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The records of a path's packets in flight, allocated while the path is
+ * in use and freed when it idles (txwin.h).
+ */
+#include <linux/slab.h>
+
+#include "conn.h"
+#include "counters.h"
+#include "mroce.h"
+#include "path.h"
+#include "tunables.h"
+#include "txwin.h"
+
+/*
+ * The record of psn, or NULL if its chunk is not allocated: then nothing
+ * sent under that PSN is in flight, and what it was is forgotten.
+ */
+struct mroce_inflight *mroce_slot(struct mroce_path *path, u32 psn)
+{
+	u32 i = psn % MROCE_TX_WINDOW;
+	struct mroce_inflight *chunk = path->win[i / MROCE_WIN_CHUNK];
+
+	return chunk ? &chunk[i % MROCE_WIN_CHUNK] : NULL;
+}
+
+/* The record of psn if that PSN is in flight (live), else NULL. */
+struct mroce_inflight *mroce_live_slot(struct mroce_path *path, u32 psn)
+{
+	struct mroce_inflight *f = mroce_slot(path, psn);
+
+	return f && f->live ? f : NULL;
+}
+
+/*
+ * Is there a record for the path's next PSN?  Allocates its chunk if
+ * need be.  Without memory the path has no room, and the connection timer
+ * comes back in a millisecond to try again: nothing else may be in flight
+ * to wake the sender.
+ */
+bool mroce_txwin_ready(struct mroce_conn *conn, struct mroce_path *path)
+{
+	u32 c = (path->next_psn % MROCE_TX_WINDOW) / MROCE_WIN_CHUNK;
+
+	BUILD_BUG_ON(MROCE_WIN_CHUNK * sizeof(struct mroce_inflight) >
+		     PAGE_SIZE);
+	lockdep_assert_held(&conn->lock);
+
+	if (likely(path->win[c]))
+		return true;
+	path->win[c] = kcalloc(MROCE_WIN_CHUNK, sizeof(struct mroce_inflight),
+			       GFP_ATOMIC | __GFP_NOWARN);
+	if (!path->win[c]) {
+		mroce_count(conn->mdev, DROP_NO_RESOURCE);
+		mroce_conn_wake_at(conn, ktime_add_ms(ktime_get(), 1));
+		return false;
+	}
+	path->win_chunks++;
+	mroce_count(conn->mdev, TX_WINDOW_CHUNKS);
+	return true;
+}
+
+/* When the path's chunks are freed if it stays idle; KTIME_MAX: never. */
+ktime_t mroce_txwin_trim_at(const struct mroce_path *path)
+{
+	if (path->live || !path->win_chunks)
+		return KTIME_MAX;
+	return ktime_add_ms(path->rto_from, READ_ONCE(mroce_win_idle_ms));
+}
+
+/* Free the chunks of a path idle for win_idle_ms (its timer ran). */
+void mroce_txwin_trim(struct mroce_conn *conn, struct mroce_path *path,
+		      ktime_t now)
+{
+	lockdep_assert_held(&conn->lock);
+
+	if (ktime_before(now, mroce_txwin_trim_at(path)))
+		return;
+	mroce_txwin_free(conn, path);
+}
+
+/*
+ * Free every chunk: the path is idle, or going away with its connection
+ * (then records still live hold no QP: see mroce_path_drop_qp()).
+ */
+void mroce_txwin_free(struct mroce_conn *conn, struct mroce_path *path)
+{
+	int c;
+
+	for (c = 0; c < MROCE_WIN_CHUNKS; c++) {
+		if (!path->win[c])
+			continue;
+		kfree(path->win[c]);
+		path->win[c] = NULL;
+		this_cpu_dec(conn->mdev->stats->c[MROCE_CNT_TX_WINDOW_CHUNKS]);
+	}
+	path->win_chunks = 0;
+}
