@@ -689,6 +689,10 @@ class Report:
                 self.h("Per connection: %d QP pairs over 1 peer address cost %d kB, over %d peer addresses "
                        "(%d connections at each end) %d kB: **%.1f kB per connection end**.\n" % (
                            a["qps"], ka, b["peers"], b["peers"], kb, per))
+                ia, ib = self.kmem(a, "idle"), self.kmem(b, "idle")
+                if ia is not None and ib is not None:
+                    self.h("After the traffic, with every path idle past `win_idle_ms`: %d kB and %d kB, "
+                           "**%.1f kB per connection end**.\n" % (ia, ib, (ib - ia) / (2.0 * (b["peers"] - 1))))
         elif pe:
             self.h("Per connection: " + "; ".join(cell(r, "peers") for r in pe) + "\n")
 

@@ -14,12 +14,13 @@ gid_of() {
 	[ -n "$f" ] && basename "$f"
 }
 
-# scale_case STACK DEV_A DEV_B N GID_A GIDS_B [NS_FOR_DEV_B_ADDRS]
+# scale_case STACK DEV_A DEV_B N GID_A GIDS_B [QPSCALE_ARGS...]
 scale_case() {
 	local st=$1 da=$2 db=$3 n=$4 ga=$5 gb=$6 log kv k v args=() rc
+	shift 6
 	log=$BENCH_LOGS/scale-$st-$n-$(tr ',' '_' <<< "$gb" | cut -c1-20).log
 	timeout -k 5 "$BENCH_SCALE_TIMEOUT" "$BENCH_QPSCALE" -a "$da" -b "$db" -n "$n" \
-		-x "$ga" -X "$gb" > "$log" 2>&1
+		-x "$ga" -X "$gb" "$@" > "$log" 2>&1
 	rc=$?
 	while IFS='=' read -r k v; do
 		[[ $k =~ ^[a-z_A-Z]+$ ]] && args+=("$k=$v")
@@ -60,8 +61,10 @@ scen_scale() {
 	done
 	if ((ok)); then
 		log "scale: mroce-2ns $BENCH_PEERS peers"
-		scale_case mroce-2ns-peers ra rb "$BENCH_PEERS" "$(gid_index ra)" "$(gid_of rb 10.77.0.101)"
-		scale_case mroce-2ns-peers ra rb "$BENCH_PEERS" "$(gid_index ra)" "$gids"
+		# -w 3: memory again once the paths idled past win_idle_ms.
+		scale_case mroce-2ns-peers ra rb "$BENCH_PEERS" "$(gid_index ra)" \
+			"$(gid_of rb 10.77.0.101)" -w 3
+		scale_case mroce-2ns-peers ra rb "$BENCH_PEERS" "$(gid_index ra)" "$gids" -w 3
 	else
 		rec group=scale stack=mroce-2ns-peers status=failed error="extra addresses of vb got no GIDs"
 	fi

@@ -332,6 +332,16 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/* The mdev->addr_conns bucket of connections from local to peer. */
+static struct list_head *mroce_addr_bucket(struct mroce_dev *mdev,
+					   const union ib_gid *local,
+					   const union ib_gid *peer)
+{
+	u32 h = jhash(peer, sizeof(*peer), jhash(local, sizeof(*local), 0));
+
+	return &mdev->addr_conns[h % MROCE_ADDR_BUCKETS];
+}
+
 static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 					 const union ib_gid *local,
 					 const union ib_gid *peer)
@@ -381,6 +391,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->local_cid = cid;
 	/* Oldest first: attach picks the oldest connection to a peer. */
 	list_add_tail_rcu(&conn->list, &mdev->conns);
+	list_add_tail(&conn->addr_entry, mroce_addr_bucket(mdev, local, peer));
 	mroce_count(mdev, CONN_ACTIVE);
 	return conn;
 }
@@ -411,7 +422,8 @@ static struct mroce_conn *mroce_conn_find(struct mroce_dev *mdev,
 
 	lockdep_assert_held(&mdev->conns_lock);
 
-	list_for_each_entry(conn, &mdev->conns, list) {
+	list_for_each_entry(conn, mroce_addr_bucket(mdev, local, peer),
+			    addr_entry) {
 		if (conn->state > MROCE_CONN_ESTABLISHED ||
 		    READ_ONCE(conn->life.restart_until) ||
 		    !mroce_conn_addrs_are(conn, local, peer))
@@ -673,7 +685,8 @@ static struct mroce_conn *mroce_connect_match(struct mroce_dev *mdev,
 
 	lockdep_assert_held(&mdev->conns_lock);
 
-	list_for_each_entry(conn, &mdev->conns, list) {
+	list_for_each_entry(conn, mroce_addr_bucket(mdev, local, peer),
+			    addr_entry) {
 		if (conn->state == MROCE_CONN_TOMBSTONE ||
 		    !mroce_conn_addrs_are(conn, local, peer))
 			continue;

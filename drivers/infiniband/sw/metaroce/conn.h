@@ -189,6 +189,7 @@ struct mroce_conn_streams {
 
 struct mroce_conn {
 	struct list_head list;		/* mdev->conns, RCU */
+	struct list_head addr_entry;	/* mdev->addr_conns (conns_lock) */
 	struct hlist_node prehs_node;	/* mdev->prehs_conns, RCU */
 	struct rcu_work free_rwork;	/* the last reference is gone */
 	struct work_struct reap_work;	/* the tombstone expired */

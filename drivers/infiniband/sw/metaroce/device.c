@@ -249,6 +249,7 @@ static struct lock_class_key mroce_conn_xa_key;
 static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 {
 	struct mroce_dev *mdev;
+	int i;
 
 	mdev = ib_alloc_device(mroce_dev, ibdev);
 	if (!mdev)
@@ -272,6 +273,8 @@ static struct mroce_dev *mroce_alloc(struct net_device *ndev)
 	spin_lock_init(&mdev->conns_lock);
 	spin_lock_init(&mdev->reset_rl.lock);
 	INIT_LIST_HEAD(&mdev->conns);
+	for (i = 0; i < MROCE_ADDR_BUCKETS; i++)
+		INIT_LIST_HEAD(&mdev->addr_conns[i]);
 	hash_init(mdev->prehs_conns);
 	do {
 		get_random_bytes(&mdev->epoch, sizeof(mdev->epoch));

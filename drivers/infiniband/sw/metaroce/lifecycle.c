@@ -85,6 +85,7 @@ static bool mroce_conn_unlist(struct mroce_conn *conn)
 	spin_lock_bh(&mdev->conns_lock);
 	if (!conn->unlisted) {
 		list_del_rcu(&conn->list);
+		list_del(&conn->addr_entry);
 		if (!hlist_unhashed(&conn->prehs_node))
 			hash_del_rcu(&conn->prehs_node);
 		xa_erase(&mdev->conn_xa, conn->local_cid);

@@ -50,6 +50,7 @@
 #define MROCE_MAX_AH		SZ_64K
 #define MROCE_MAX_SRQ		SZ_64K
 #define MROCE_GID_TBL_LEN	1024
+#define MROCE_ADDR_BUCKETS	256	/* mroce_dev.addr_conns */
 #define MROCE_VENDOR_ID		0xffffff	/* no OUI: software device */
 #define MROCE_VENDOR_PART_ID	0x4d52		/* "MR" */
 
@@ -99,6 +100,8 @@ struct mroce_dev {
 	struct mroce_rate_window connect_rl;	/* CONNECTs accepted (conns_lock) */
 	spinlock_t conns_lock;		/* writers of conns and conn_xa */
 	struct list_head conns;		/* struct mroce_conn, RCU */
+	/* the same, by local and peer address, oldest first (conns_lock) */
+	struct list_head addr_conns[MROCE_ADDR_BUCKETS];
 	struct xarray conn_xa;		/* local CID -> struct mroce_conn */
 	/* connections made from a CONNECT, by peer address and peer CID */
 	DECLARE_HASHTABLE(prehs_conns, 8);

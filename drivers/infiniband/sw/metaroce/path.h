@@ -155,6 +155,7 @@ struct mroce_path {
 	u32 reroutes;
 	struct mroce_inflight *win[MROCE_WIN_CHUNKS];	/* or NULL: txwin.c */
 	u8 win_chunks;		/* of win[] allocated */
+	ktime_t win_at;		/* the last allocation of one */
 };
 
 int mroce_paths_create(struct mroce_conn *conn);

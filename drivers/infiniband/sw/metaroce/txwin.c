@@ -56,16 +56,27 @@ bool mroce_txwin_ready(struct mroce_conn *conn, struct mroce_path *path)
 		return false;
 	}
 	path->win_chunks++;
+	/* Not freed within win_idle_ms of this, used or not (a room check). */
+	path->win_at = ktime_get();
 	mroce_count(conn->mdev, TX_WINDOW_CHUNKS);
 	return true;
 }
 
-/* When the path's chunks are freed if it stays idle; KTIME_MAX: never. */
+/*
+ * When the path's chunks are freed if it stays idle: win_idle_ms after its
+ * last transmission, acknowledgment or chunk allocation.  KTIME_MAX: never
+ * (nothing to free, or packets in flight).  A trim that is due always
+ * frees: the timer never finds one it declines (timer_overdue).
+ */
 ktime_t mroce_txwin_trim_at(const struct mroce_path *path)
 {
+	ktime_t last;
+
 	if (path->live || !path->win_chunks)
 		return KTIME_MAX;
-	return ktime_add_ms(path->rto_from, READ_ONCE(mroce_win_idle_ms));
+	last = ktime_after(path->win_at, path->rto_from) ? path->win_at :
+	       path->rto_from;
+	return ktime_add_ms(last, READ_ONCE(mroce_win_idle_ms));
 }
 
 /* Free the chunks of a path idle for win_idle_ms (its timer ran). */
