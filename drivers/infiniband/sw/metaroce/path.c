@@ -445,16 +445,14 @@ static void mroce_path_reorder_expired(struct mroce_conn *conn,
 		mroce_cc_on_loss(conn, path);
 }
 
-static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
-			    ktime_t now, bool short_failed,
-			    struct sk_buff_head *q)
+/* The timers of path's state (spec 7.5, 9.2). */
+static void mroce_path_tick_state(struct mroce_conn *conn,
+				  struct mroce_path *path, ktime_t now,
+				  bool short_failed, struct sk_buff_head *q)
 {
 	s64 pto = mroce_probe_timeout(conn, path);
 	s64 since_probe = ktime_us_delta(now, path->probe_at);
 
-	lockdep_assert_held(&conn->lock);
-
-	mroce_txwin_trim(conn, path, now);
 	switch (path->state) {
 	case MROCE_PATH_ACTIVE:
 		if (path->reo_at && ktime_compare(now, path->reo_at) >= 0)
@@ -503,6 +501,21 @@ static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
 			mroce_path_probe_new(conn, path, q);	/* P12 */
 		break;
 	}
+}
+
+static void mroce_path_tick(struct mroce_conn *conn, struct mroce_path *path,
+			    ktime_t now, bool short_failed,
+			    struct sk_buff_head *q)
+{
+	bool had_live = path->live;
+
+	lockdep_assert_held(&conn->lock);
+
+	mroce_txwin_trim(conn, path, now);
+	mroce_path_tick_state(conn, path, now, short_failed, q);
+	/* Emptied by this run (an RTO): idle from now (txwin.c). */
+	if (had_live && !path->live)
+		path->win_at = now;
 }
 
 /* The connection timer fired: run every path's timers (spec 7.5, 9.2). */
@@ -770,13 +783,19 @@ static struct mroce_path *mroce_pick_best(struct mroce_conn *conn, u32 charge,
 	return best;
 }
 
-/* mroce_pick_best(), with a record for the packet on the path. */
+/*
+ * mroce_pick_best(), with a record for the packet on the path.  Without
+ * memory for one, the timer tries again in a millisecond.
+ */
 static struct mroce_path *mroce_pick(struct mroce_conn *conn, u32 charge,
 				     int avoid)
 {
 	struct mroce_path *path = mroce_pick_best(conn, charge, avoid);
 
-	return path && mroce_txwin_ready(conn, path) ? path : NULL;
+	if (!path || mroce_txwin_ready(conn, path))
+		return path;
+	mroce_conn_wake_at(conn, ktime_add_ms(ktime_get(), 1));
+	return NULL;
 }
 
 /*

@@ -34,9 +34,8 @@ struct mroce_inflight *mroce_live_slot(struct mroce_path *path, u32 psn)
 
 /*
  * Is there a record for the path's next PSN?  Allocates its chunk if
- * need be.  Without memory the path has no room, and the connection timer
- * comes back in a millisecond to try again: nothing else may be in flight
- * to wake the sender.
+ * need be.  Without memory the path has no room (the caller arranges a
+ * retry: nothing else may be in flight to wake the sender).
  */
 bool mroce_txwin_ready(struct mroce_conn *conn, struct mroce_path *path)
 {
@@ -52,7 +51,6 @@ bool mroce_txwin_ready(struct mroce_conn *conn, struct mroce_path *path)
 			       GFP_ATOMIC | __GFP_NOWARN);
 	if (!path->win[c]) {
 		mroce_count(conn->mdev, DROP_NO_RESOURCE);
-		mroce_conn_wake_at(conn, ktime_add_ms(ktime_get(), 1));
 		return false;
 	}
 	path->win_chunks++;
@@ -64,19 +62,24 @@ bool mroce_txwin_ready(struct mroce_conn *conn, struct mroce_path *path)
 
 /*
  * When the path's chunks are freed if it stays idle: win_idle_ms after its
- * last transmission, acknowledgment or chunk allocation.  KTIME_MAX: never
- * (nothing to free, or packets in flight).  A trim that is due always
- * frees: the timer never finds one it declines (timer_overdue).
+ * last transmission, acknowledgment, chunk allocation or timer run that
+ * left nothing in flight (win_at), and never sooner than rto_max_us after
+ * that: a record declared lost says, for that long, whether its late
+ * arrival was a reordering (mroce_sack_late()).  KTIME_MAX: never (nothing
+ * to free, or packets in flight).  A trim that is due always frees: the
+ * timer never finds one it declines (timer_overdue).
  */
 ktime_t mroce_txwin_trim_at(const struct mroce_path *path)
 {
+	u64 idle_us = max_t(u64, 1000ULL * READ_ONCE(mroce_win_idle_ms),
+			    READ_ONCE(mroce_rto_max_us));
 	ktime_t last;
 
 	if (path->live || !path->win_chunks)
 		return KTIME_MAX;
 	last = ktime_after(path->win_at, path->rto_from) ? path->win_at :
 	       path->rto_from;
-	return ktime_add_ms(last, READ_ONCE(mroce_win_idle_ms));
+	return ktime_add_us(last, idle_us);
 }
 
 /* Free the chunks of a path idle for win_idle_ms (its timer ran). */
