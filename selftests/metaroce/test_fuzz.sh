@@ -78,14 +78,18 @@ rm -f $W/state
 # verb, on what fails a QP and on connection failures keep the story of
 # the last ones, printed if a prep fails (where the kernel has them).
 T=/sys/kernel/tracing
-{
-	echo 'r:mrfz/modify_qp metaroce:mroce_modify_qp ret=$retval:s32'
-	echo 'p:mrfz/qp_error metaroce:mroce_qp_to_error_event qp=%di event=%si:s32'
-	echo 'p:mrfz/conn_fail metaroce:mroce_conn_fail conn=%di'
-	echo 'p:mrfz/conn_attach metaroce:mroce_conn_attach qp=%di'
-} >> $T/kprobe_events 2>/dev/null &&
-	echo stacktrace > $T/events/mrfz/qp_error/trigger &&
-	echo 1 > $T/events/mrfz/enable || diag "no kernel probes: a failed prep says less"
+[ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
+probes_on() {
+	{
+		echo 'r:mrfz/modify_qp metaroce:mroce_modify_qp ret=$retval:s32'
+		echo 'p:mrfz/qp_error metaroce:mroce_qp_to_error_event qp=%di event=%si:s32'
+		echo 'p:mrfz/conn_fail metaroce:mroce_conn_fail conn=%di'
+		echo 'p:mrfz/conn_attach metaroce:mroce_conn_attach qp=%di'
+	} >> $T/kprobe_events &&
+		echo stacktrace > $T/events/mrfz/qp_error/trigger &&
+		echo 1 > $T/events/mrfz/enable
+}
+probes_on 2>/dev/null || diag "no kernel probes: a failed prep says less"
 # prep [NEXT_PSN]: a fresh target QP on our connection, and its corpus.
 prep() {
 	ip netns exec $NS_B /usr/bin/python3 $COMP/fuzzprep.py $FUZZ_IP $IP_A 4794 \
@@ -157,9 +161,12 @@ from fuzzprep import agent
 print(agent(4794, '$IP_A', op='counters')['rx_packets'])"
 kill $agent 2>/dev/null
 wait $agent 2>/dev/null
-echo 0 > $T/events/mrfz/enable 2>/dev/null
-echo '!stacktrace' > $T/events/mrfz/qp_error/trigger 2>/dev/null
-echo > $T/kprobe_events 2>/dev/null
+probes_off() {
+	echo 0 > $T/events/mrfz/enable
+	echo '!stacktrace' > $T/events/mrfz/qp_error/trigger
+	echo > $T/kprobe_events
+}
+probes_off 2>/dev/null
 
 rdma link delete ra
 rdma link delete rb
