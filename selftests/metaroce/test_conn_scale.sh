@@ -45,7 +45,8 @@ devices() {
 kernel_kb() {
 	awk -F= '/^mem_idle_(SUnreclaim|VmallocUsed)_kb=/ { s += $2 } END { print s }' "$1"
 }
-# run LOG GIDS_A GIDS_B: PAIRS verified WRITEs; counters read while idle.
+# run LOG GIDS_A GIDS_B [wait]: PAIRS verified WRITEs; counters read while
+# idle; with wait, once the window pages are freed (at most 600 polls).
 run() {
 	local log=$1 rc
 	$PROG -a ra -b rb -n $PAIRS -x "$2" -X "$3" -w 8 > "$log" 2>&1 &
@@ -55,11 +56,18 @@ run() {
 	local o0=$(($(cnt ra timer_overdue) + $(cnt rb timer_overdue)))
 	sleep 2
 	for d in ra rb; do
-		echo "$d conn_active $(cnt $d conn_active)" \
-			"tx_window_chunks $(cnt $d tx_window_chunks)"
+		echo "$d conn_active $(cnt $d conn_active)"
 	done > "$log.idle"
 	echo "timer_overdue_2s $(($(cnt ra timer_overdue) + $(cnt rb timer_overdue) - o0))" \
 		>> "$log.idle"
+	# Windows go win_idle_ms (1 s) after the last packet; the debug
+	# kernel's timers can run seconds late (69 of 256 connections' pages
+	# were still there 5 s after the traffic once), so wait for them.
+	local t=$SECONDS
+	[ "${4:-}" = wait ] &&
+		wait_for 60 test "$(($(cnt ra tx_window_chunks) + $(cnt rb tx_window_chunks)))" -eq 0
+	echo "tx_window_chunks $(($(cnt ra tx_window_chunks) + $(cnt rb tx_window_chunks)))" \
+		"$((SECONDS - t + 5)) s after the traffic" >> "$log.idle"
 	wait $pid
 	rc=$?
 	((rc == 0)) || diag "$(grep -v '^mem_' "$log" | tr '\n' ' ')"
@@ -86,17 +94,17 @@ rdma link delete rb
 ok_if "devices again" devices
 est0=$(($(cnt ra conn_established) + $(cnt rb conn_established)))
 ok_if "$PAIRS QP pairs over $PAIRS address pairs, every WRITE verified" \
-	run /tmp/cs-many.log "$(gids ra 0a4e:01)" "$(gids rb 0a4e:02)"
+	run /tmp/cs-many.log "$(gids ra 0a4e:01)" "$(gids rb 0a4e:02)" wait
 diag "$(grep -E '^(setup_s|traffic_s|teardown_s|addr_pairs)=' /tmp/cs-many.log | tr '\n' ' ')"
 diag "idle: $(tr '\n' ' ' < /tmp/cs-many.log.idle)"
 diag "$(dev_counters ra rb | grep -E 'conn_|path_failed|retransmits|drop_' | tr '\n' ' ')"
 ok_if "$PAIRS connections open at once on each device" \
-	test "$(grep -c "conn_active $PAIRS " /tmp/cs-many.log.idle)" -eq 2
+	test "$(grep -c "conn_active $PAIRS$" /tmp/cs-many.log.idle)" -eq 2
 ok_if "no connection failed, no path failed" \
 	test "$(($(cnt ra conn_failed) + $(cnt rb conn_failed) + \
 		$(cnt ra path_failed) + $(cnt rb path_failed)))" -eq 0
-ok_if "idle paths hold no window pages (tx_window_chunks 0)" \
-	test "$(grep -c 'tx_window_chunks 0$' /tmp/cs-many.log.idle)" -eq 2
+ok_if "idle paths free their window pages ($(grep tx_window_chunks /tmp/cs-many.log.idle))" \
+	grep -q '^tx_window_chunks 0 ' /tmp/cs-many.log.idle
 # The timers of idle connections stay quiet: no deadline left due (a
 # window trim that came back at once spun the timer once).
 od=$(sed -n 's/^timer_overdue_2s //p' /tmp/cs-many.log.idle)
