@@ -34,12 +34,15 @@ gids() {
 		/sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
 		sed 's|.*/||' | sort -n | paste -sd, -
 }
-ngids() { gids "$1" "$2" | tr ',' '\n' | grep -c .; }
+# has_gids DEV PREFIX: DEV has NADDR GIDs PREFIX* (read at each call:
+# wait_for runs its command again, not the values expanded for it).
+has_gids() { test "$(gids "$1" "$2" | tr ',' '\n' | grep -c .)" -eq $NADDR; }
+chunks() { echo $(($(cnt ra tx_window_chunks) + $(cnt rb tx_window_chunks))); }
+no_chunks() { test "$(chunks)" -eq 0; }
 devices() {
 	ip netns exec $NS_A rdma link add ra type metaroce netdev va &&
 		ip netns exec $NS_B rdma link add rb type metaroce netdev vb &&
-		wait_for 60 test "$(ngids ra 0a4e:01)" -eq $NADDR &&
-		wait_for 60 test "$(ngids rb 0a4e:02)" -eq $NADDR
+		wait_for 60 has_gids ra 0a4e:01 && wait_for 60 has_gids rb 0a4e:02
 }
 # kernel_kb LOG: unreclaimable slab plus vmalloc at idle, from qpscale.
 kernel_kb() {
@@ -63,11 +66,11 @@ run() {
 	# Windows go win_idle_ms (1 s) after the last packet; the debug
 	# kernel's timers can run seconds late (69 of 256 connections' pages
 	# were still there 5 s after the traffic once), so wait for them.
-	local t=$SECONDS
-	[ "${4:-}" = wait ] &&
-		wait_for 60 test "$(($(cnt ra tx_window_chunks) + $(cnt rb tx_window_chunks)))" -eq 0
-	echo "tx_window_chunks $(($(cnt ra tx_window_chunks) + $(cnt rb tx_window_chunks)))" \
-		"$((SECONDS - t + 5)) s after the traffic" >> "$log.idle"
+	local t=$SECONDS c0
+	c0=$(chunks)
+	[ "${4:-}" = wait ] && wait_for 60 no_chunks
+	echo "tx_window_chunks $(chunks) $((SECONDS - t + 5)) s after the traffic" \
+		"($c0 at 5 s)" >> "$log.idle"
 	wait $pid
 	rc=$?
 	((rc == 0)) || diag "$(grep -v '^mem_' "$log" | tr '\n' ' ')"
