@@ -117,13 +117,20 @@ void mroce_conn_arm_timer(struct mroce_conn *conn)
 	mroce_conn_timer_start(conn, next, slack);
 }
 
-/* Run the timer at when at the latest (pacing, RNR).  conn->lock held. */
+/*
+ * Run the timer at when at the latest (pacing, RNR, stream timers).
+ * conn->lock held.  A wakeup asked for at or before when is pending
+ * already: whoever asked armed the timer for it, and only the timer's own
+ * run clears it (then re-arming for everything still due), so nothing is
+ * left to do: the stream timers ask on every acknowledged packet.
+ */
 void mroce_conn_wake_at(struct mroce_conn *conn, ktime_t when)
 {
 	lockdep_assert_held(&conn->lock);
 
-	if (!conn->wake_at || ktime_before(when, conn->wake_at))
-		conn->wake_at = when;
+	if (conn->wake_at && !ktime_before(when, conn->wake_at))
+		return;
+	conn->wake_at = when;
 	mroce_conn_arm_timer(conn);
 }
 

@@ -130,6 +130,7 @@ struct mroce_conn_tx {
 	u8 npaths;
 	u8 last_path;			/* spraying: the last path used */
 	u8 path_run;			/* new packets in a row on it */
+	u8 room_path;			/* mroce_path_has_room()'s pick + 1 */
 	struct mroce_path *paths[MROCE_MAX_PATHS];
 	struct list_head retxq;		/* struct mroce_retx, oldest first */
 	u32 nretx;

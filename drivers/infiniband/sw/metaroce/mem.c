@@ -256,10 +256,13 @@ int mroce_copy_sgl(struct mroce_qp *qp, const struct metaroce_sge *sge,
 	for (first = 0; first < num_sge && offset >= sge[first].length; first++)
 		offset -= sge[first].length;
 
-	err = mroce_check_sgl(qp, sge + first, num_sge - first, offset, len,
-			      access);
-	if (err)
-		return err;
+	/* Within one SGE the copy checks it anyway: no pass of its own. */
+	if (first < num_sge && sge[first].length - offset < len) {
+		err = mroce_check_sgl(qp, sge + first, num_sge - first, offset,
+				      len, access);
+		if (err)
+			return err;
+	}
 	op.buf = buf;
 	for (i = first, left = len; i < num_sge && left; i++) {
 		n = min_t(u64, left, sge[i].length - offset);

@@ -575,6 +575,8 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 		}
 		if (ktime_before(t, next))
 			next = t;
+		if (path->live)
+			continue;	/* no trim while packets are in flight */
 		t = mroce_txwin_trim_at(path);
 		if (ktime_before(t, next))
 			next = t;
@@ -819,19 +821,39 @@ bool mroce_path_has_room(struct mroce_conn *conn)
 	if (conn->life.half_open)
 		return false;
 	u32 mpb = mroce_mpb(conn);
+	struct mroce_path *path;
 
 	if (conn->state != MROCE_CONN_ESTABLISHED ||
 	    !list_empty(&conn->tx.retxq))
 		return false;
-	if (!mroce_pick(conn, mpb, -1)) {
+	path = mroce_pick(conn, mpb, -1);
+	if (!path || !mroce_path_paced(conn, mpb)) {
 		conn->cc.backlog = true;
 		return false;
 	}
-	if (!mroce_path_paced(conn, mpb)) {
-		conn->cc.backlog = true;
-		return false;
-	}
+	conn->tx.room_path = path->id + 1;
 	return true;
+}
+
+/*
+ * The path for new content of charge bytes: the one the room check that
+ * came before it picked, if it still takes the packet (nothing changed in
+ * between: the same pick), else the best one now.
+ */
+static struct mroce_path *mroce_pick_new(struct mroce_conn *conn, u32 charge)
+{
+	u8 id = conn->tx.room_path;
+	struct mroce_path *path;
+
+	conn->tx.room_path = 0;
+	if (id && id <= conn->tx.npaths) {
+		path = conn->tx.paths[id - 1];
+		if (mroce_path_psn_room(path) &&
+		    mroce_cc_window_ok(path, charge) &&
+		    mroce_txwin_ready(conn, path))
+			return path;
+	}
+	return mroce_pick(conn, charge, -1);
 }
 
 /* Queue content for a path that can take it (spec 9.3). */
@@ -868,7 +890,8 @@ static void mroce_path_carry(struct mroce_conn *conn,
 
 	lockdep_assert_held(&conn->lock);
 
-	path = mroce_pick(conn, charge, from);
+	path = tries > 1 ? mroce_pick(conn, charge, from) :
+			   mroce_pick_new(conn, charge);
 	if (!path) {
 		mroce_retx_queue(conn, rec, tries, from < 0 ? 0 : from);
 		return;
