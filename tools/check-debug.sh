@@ -7,7 +7,8 @@
 #
 # Usage: tools/check-debug.sh [NAME_FILTER...]
 #   Filters as tools/run-tests.sh's; default: the tests of hostile input,
-#   loss, connection and QP lifecycles, scale and process kill.
+#   loss, connection and QP lifecycles, scale, process kill and planes
+#   going down and up (failed paths' timers).
 #   MROCE_TIMEOUT_SCALE: the tests' VM timeouts are multiplied by it
 #   (default 4: the debug kernel under TCG is 3-4 times slower).
 # Results: .vm/results-debug/ in this checkout.
@@ -15,7 +16,7 @@ set -uo pipefail
 tree=$(readlink -f "$(dirname "$0")/..")
 DEFAULT_TESTS=(test_hostile_wire.sh test_fuzz.sh test_compliance.sh test_rc_loss.sh
 	test_conn_lifecycle.sh test_lifecycle.sh test_scale.sh test_user_kill.sh
-	test_rx_validation.sh test_spoof.sh)
+	test_rx_validation.sh test_spoof.sh test_planes.sh)
 [ $# -gt 0 ] || set -- "${DEFAULT_TESTS[@]}"
 
 kdir=$("$tree/tools/vm/debug-kernel.sh" kernel) || exit 2

@@ -107,9 +107,14 @@ loop() {
 		n=$((n + 1))
 	done
 }
+# The kernel verbs module reports in the kernel log: a failed run keeps
+# its last lines, with the failing case's reason.
 kv_all() {
 	kverbs rc_send,rc_write,rc_read size=262144 iters=4 &&
-		kverbs rc_many iters=100 && kverbs rc_atomic && kverbs ud_send
+		kverbs rc_many iters=100 && kverbs rc_atomic && kverbs ud_send &&
+		return 0
+	dmesg | grep 'mroce_kverbs:' | tail -n 15
+	return 1
 }
 pp_a() {
 	# ibv_*_pingpong: server in B on lb, client in A on la, port $1
@@ -117,7 +122,8 @@ pp_a() {
 	shift 2
 	ip netns exec "$NS_B" timeout 120 "$tool" -d lb -g "$(gid_index lb)" -p "$port" "$@" > $W/$tool.srv 2>&1 &
 	pid=$!
-	wait_for 30 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':$port '" || rc=1
+	wait_for 30 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':$port '" ||
+		{ rc=1; echo "server not listening after 300 polls"; }
 	((rc == 0)) && { ip netns exec "$NS_A" timeout 120 "$tool" -d la -g "$(gid_index la)" -p "$port" "$@" $IP_B > $W/$tool.cli 2>&1 || rc=1; }
 	wait $pid || rc=1
 	((rc == 0)) && grep -q 'iters in' $W/$tool.cli && return 0

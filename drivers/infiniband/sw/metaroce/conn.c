@@ -1357,7 +1357,7 @@ struct mroce_plane_ev {
 
 /*
  * May conn use plane now?  Up, and its MTU never fell below what the
- * connection segment size needs (MRC-ENC-024).  RCU or RTNL held.
+ * connection segment size needs (MRC-ENC-024).  Any context.
  */
 bool mroce_conn_plane_usable(struct mroce_conn *conn, int plane)
 {

@@ -823,6 +823,7 @@ bool mroce_path_has_room(struct mroce_conn *conn)
 	u32 mpb = mroce_mpb(conn);
 	struct mroce_path *path;
 
+	conn->tx.room_path = 0;
 	if (conn->state != MROCE_CONN_ESTABLISHED ||
 	    !list_empty(&conn->tx.retxq))
 		return false;
@@ -836,8 +837,8 @@ bool mroce_path_has_room(struct mroce_conn *conn)
 }
 
 /*
- * The path for new content of charge bytes: the one the room check that
- * came before it picked, if it still takes the packet (nothing changed in
+ * The path for new content of charge bytes: the one the room check just
+ * before it picked, if it still takes the packet (nothing was sent in
  * between: the same pick), else the best one now.
  */
 static struct mroce_path *mroce_pick_new(struct mroce_conn *conn, u32 charge)
@@ -845,7 +846,6 @@ static struct mroce_path *mroce_pick_new(struct mroce_conn *conn, u32 charge)
 	u8 id = conn->tx.room_path;
 	struct mroce_path *path;
 
-	conn->tx.room_path = 0;
 	if (id && id <= conn->tx.npaths) {
 		path = conn->tx.paths[id - 1];
 		if (mroce_path_psn_room(path) &&
@@ -878,24 +878,26 @@ static void mroce_retx_queue(struct mroce_conn *conn,
 }
 
 /*
- * Send content on the best path: new content (tries 1) or content declared
- * lost on path from (tries > 1), which avoids that path if it can.
+ * Send content of charge bytes on path, the caller's pick: new content
+ * (tries 1) or content declared lost on path from (tries > 1).  Without a
+ * path it waits in the queue for one.  A path that had nothing in flight
+ * has an RTO deadline now: the timer is armed for it.
  */
 static void mroce_path_carry(struct mroce_conn *conn,
-			     const struct mroce_txrec *rec, u8 tries, int from,
+			     const struct mroce_txrec *rec, u32 charge,
+			     u8 tries, int from, struct mroce_path *path,
 			     struct sk_buff_head *q)
 {
-	struct mroce_path *path;
-	u32 charge = mroce_charge(conn, rec);
+	bool was_idle;
 
 	lockdep_assert_held(&conn->lock);
 
-	path = tries > 1 ? mroce_pick(conn, charge, from) :
-			   mroce_pick_new(conn, charge);
+	conn->tx.room_path = 0;
 	if (!path) {
 		mroce_retx_queue(conn, rec, tries, from < 0 ? 0 : from);
 		return;
 	}
+	was_idle = !path->live;
 	if (tries > 1)
 		conn->tx.path_run = 0;
 	else if (path->id != conn->tx.last_path)
@@ -907,7 +909,7 @@ static void mroce_path_carry(struct mroce_conn *conn,
 	mroce_path_emit(conn, path, rec, tries,
 			tries > 1 ? MROCE_F_RETX : 0, q);
 	mroce_path_count_sent(conn, path);
-	if (!hrtimer_is_queued(&conn->timer))
+	if (was_idle || !hrtimer_is_queued(&conn->timer))
 		mroce_conn_arm_timer(conn);
 	if (tries > 1) {
 		path->retx_pkts++;
@@ -919,10 +921,13 @@ static void mroce_path_carry(struct mroce_conn *conn,
 void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
 		     struct sk_buff_head *q)
 {
+	u32 charge = mroce_charge(conn, rec);
+
 	lockdep_assert_held(&conn->lock);
 
 	conn->cc.backlog = false;
-	mroce_path_carry(conn, rec, 1, -1, q);
+	mroce_path_carry(conn, rec, charge, 1, -1,
+			 mroce_pick_new(conn, charge), q);
 }
 
 /*
@@ -932,13 +937,15 @@ void mroce_path_send(struct mroce_conn *conn, const struct mroce_txrec *rec,
 void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
 		       u8 tries, u8 from, struct sk_buff_head *q)
 {
+	u32 charge = mroce_charge(conn, rec);
+
 	lockdep_assert_held(&conn->lock);
 
-	if (!list_empty(&conn->tx.retxq) ||
-	    !mroce_path_paced(conn, mroce_charge(conn, rec)))
+	if (!list_empty(&conn->tx.retxq) || !mroce_path_paced(conn, charge))
 		mroce_retx_queue(conn, rec, tries, from);
 	else
-		mroce_path_carry(conn, rec, tries, from, q);
+		mroce_path_carry(conn, rec, charge, tries, from,
+				 mroce_pick(conn, charge, from), q);
 }
 
 /*
@@ -947,6 +954,7 @@ void mroce_path_resend(struct mroce_conn *conn, const struct mroce_txrec *rec,
  */
 void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
 {
+	struct mroce_path *path = NULL;
 	struct mroce_retx *r;
 	bool needed;
 	u32 charge;
@@ -957,13 +965,17 @@ void mroce_retx_flush(struct mroce_conn *conn, struct sk_buff_head *q)
 					     list))) {
 		charge = mroce_charge(conn, &r->rec);
 		needed = mroce_rc_still_needed(conn, &r->rec);
-		if (needed && (!mroce_pick(conn, charge, r->from) ||
-			       !mroce_path_paced(conn, charge)))
-			return;
+		if (needed) {
+			path = mroce_pick(conn, charge, r->from);
+			if (!path || !mroce_path_paced(conn, charge))
+				return;
+		}
 		list_del(&r->list);
 		conn->tx.nretx--;
+		/* On the path just checked: the queue cannot spin. */
 		if (needed)
-			mroce_path_carry(conn, &r->rec, r->tries, r->from, q);
+			mroce_path_carry(conn, &r->rec, charge, r->tries,
+					 r->from, path, q);
 		if (r->rec.qp)
 			mroce_qp_put(r->rec.qp);
 		kfree(r);

@@ -39,14 +39,20 @@ struct net_device *mroce_plane_dev(struct mroce_dev *mdev, int i)
 
 /*
  * Is plane i of mdev up (MRC-PATH-035): administratively up, with carrier
- * and an MTU that takes the smallest segment?  RCU or RTNL held.
+ * and an MTU that takes the smallest segment?  Any context: the path
+ * timers ask it from the connection timer and from every re-arm of it.
  */
 bool mroce_plane_up(struct mroce_dev *mdev, int i)
 {
-	struct net_device *ndev = mroce_plane_dev(mdev, i);
+	struct net_device *ndev;
+	bool up;
 
-	return ndev && netif_running(ndev) && netif_carrier_ok(ndev) &&
-	       READ_ONCE(ndev->mtu) >= 256 + MROCE_MAX_HDR_OVERHEAD;
+	rcu_read_lock();
+	ndev = mroce_plane_dev(mdev, i);
+	up = ndev && netif_running(ndev) && netif_carrier_ok(ndev) &&
+	     READ_ONCE(ndev->mtu) >= 256 + MROCE_MAX_HDR_OVERHEAD;
+	rcu_read_unlock();
+	return up;
 }
 
 /* The first IPv4 address of ndev as a GID; false if it has none.  RCU. */
