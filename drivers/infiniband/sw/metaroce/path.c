@@ -575,8 +575,6 @@ ktime_t mroce_path_next_event(struct mroce_conn *conn)
 		}
 		if (ktime_before(t, next))
 			next = t;
-		if (path->live)
-			continue;	/* no trim while packets are in flight */
 		t = mroce_txwin_trim_at(path);
 		if (ktime_before(t, next))
 			next = t;
@@ -740,6 +738,12 @@ static bool mroce_path_psn_room(const struct mroce_path *path)
 	       path->next_psn - path->plw < MROCE_TX_WINDOW;
 }
 
+/* May path take a packet of charge bytes now (PSN room and window)? */
+static bool mroce_path_takes(const struct mroce_path *path, u32 charge)
+{
+	return mroce_path_psn_room(path) && mroce_cc_window_ok(path, charge);
+}
+
 /*
  * The path for a packet of charge bytes (spec 7.8): among the ACTIVE paths
  * whose window allows it, the least loaded one, load being bytes in
@@ -763,14 +767,12 @@ static struct mroce_path *mroce_pick_best(struct mroce_conn *conn, u32 charge,
 	    conn->tx.path_run < min(mroce_tx_batch_max(),
 				 MROCE_GSO_MAX_BYTES / max(charge, 1U))) {
 		p = conn->tx.paths[conn->tx.last_path];
-		if (conn->tx.path_run && mroce_path_psn_room(p) &&
-		    mroce_cc_window_ok(p, charge))
+		if (conn->tx.path_run && mroce_path_takes(p, charge))
 			return p;
 	}
 	for (i = 1; i <= n; i++) {
 		p = conn->tx.paths[(conn->tx.last_path + i) % n];
-		if (!mroce_path_psn_room(p) || !mroce_cc_window_ok(p, charge) ||
-		    (p->id == avoid && n > 1))
+		if (!mroce_path_takes(p, charge) || (p->id == avoid && n > 1))
 			continue;
 		score = div_u64((u64)p->bif << 4, max(p->cwnd, 1U));
 		if (!best || score < best_score) {
@@ -779,8 +781,7 @@ static struct mroce_path *mroce_pick_best(struct mroce_conn *conn, u32 charge,
 		}
 	}
 	if (!best && avoid >= 0 && avoid < n &&
-	    mroce_path_psn_room(conn->tx.paths[avoid]) &&
-	    mroce_cc_window_ok(conn->tx.paths[avoid], charge))
+	    mroce_path_takes(conn->tx.paths[avoid], charge))
 		best = conn->tx.paths[avoid];
 	return best;
 }
@@ -848,8 +849,7 @@ static struct mroce_path *mroce_pick_new(struct mroce_conn *conn, u32 charge)
 
 	if (id && id <= conn->tx.npaths) {
 		path = conn->tx.paths[id - 1];
-		if (mroce_path_psn_room(path) &&
-		    mroce_cc_window_ok(path, charge) &&
+		if (mroce_path_takes(path, charge) &&
 		    mroce_txwin_ready(conn, path))
 			return path;
 	}
