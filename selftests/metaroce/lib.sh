@@ -282,8 +282,10 @@ pingpong_pair() {
 	ip netns exec $NS_B timeout 120 "$tool" -d "$db" -g "$(gid_index "$db")" \
 		"$@" > $srv 2>&1 &
 	pid=$!
-	wait_for 20 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '" ||
-		rc=1
+	# A debug kernel (KASAN, lockdep) under TCG takes seconds to open
+	# the device and start listening.
+	wait_for 60 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '" ||
+		{ rc=1; echo "server not listening after 60 s" > $cli; }
 	if ((rc == 0)); then
 		ip netns exec $NS_A timeout 120 "$tool" -d "$da" \
 			-g "$(gid_index "$da")" "$@" $IP_B > $cli 2>&1 || rc=1
