@@ -16,7 +16,7 @@
 #                  (tools/check-debug.sh says where); results in
 #                  .vm/results-debug/
 #   make lint      checkpatch --strict, sparse and W=1 on the kernel code
-#   make compliance TARGET=<ip> [LOCAL=<ip>] [AGENT_PORT=4794] [EXTRA="<ip> <ip> <ip> <ip>"]
+#   make compliance TARGET=<ip> [LOCAL=<ip>] [AGENT_PORT=4794] [EXTRA="<ip> <ip> <ip> <ip> <ip>"]
 #                  play the peer of the MetaRoCE device at TARGET (which runs
 #                  selftests/compliance/target.py DEV) and print every
 #                  requirement ID as pass, fail or untested; EXTRA: four more
@@ -102,7 +102,7 @@ demo: deps all
 	tools/demo.sh
 
 compliance:
-	@test -n "$(TARGET)" || { echo "usage: make compliance TARGET=<ip> [LOCAL=<ip>] [EXTRA=\"<ip> <ip> <ip> <ip>\"]" >&2; exit 2; }
+	@test -n "$(TARGET)" || { echo "usage: make compliance TARGET=<ip> [LOCAL=<ip>] [EXTRA=\"<ip> <ip> <ip> <ip> <ip>\"]" >&2; exit 2; }
 	cd selftests/compliance && /usr/bin/python3 conformance.py \
 		$(or $(LOCAL),$$(ip -o route get $(TARGET) | sed -n 's/.* src \([0-9a-f.:]*\).*/\1/p')) \
 		$(TARGET) $(or $(AGENT_PORT),4794) $(EXTRA)

@@ -11,8 +11,8 @@ target runs the agent selftests/compliance/target.py (AGENT_PORT, default
 polls completions and reads counters (and sets tunables, where it can).
 Each EXTRA_IP is a further address of this host that the target has no
 connection with: a target QP towards it makes the target the initiator
-of a connection (conf_init.py); without four of them some of those
-checks do not run.  Checks rely on the wire format only
+of a connection (conf_init.py, conf_cack.py); without five of them some
+of those checks do not run.  Checks rely on the wire format only
 and allow any number of paths the target may use.
 
 Prints one line per requirement ID of requirements.md: pass, fail (with the
@@ -30,6 +30,7 @@ import time
 
 import mrpkt as m
 from conf_ack import AckTests
+from conf_cack import CarriedAckTests
 from conf_dgm import DatagramTests
 from conf_init import InitiatorTests
 from conf_req import RequesterTests
@@ -61,7 +62,7 @@ class Agent:
 
 
 class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests,
-            VerbsTests):
+            VerbsTests, CarriedAckTests):
     def __init__(self, local, target, aport, extra=()):
         self.local, self.target = local, target
         self.extra = list(extra)   # further addresses of ours, unknown to the target
@@ -144,13 +145,13 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
         record("MRC-HDR-004 MRC-HDR-005", r["hdr_len"] % 4 == 0 and r["hdr_len"] >= 32,
                "HdrLen %d" % r["hdr_len"])
         raw = r["raw"]
-        record("MRC-HDR-003", raw[0] & 0x0F == 0 and r["flags"] & 0x01FF == 0,
+        record("MRC-HDR-003", raw[0] & 0x0F == 0 and r["flags"] & 0x00FF == 0,
                "reserved Base Header bits set in a %#x: %02x %04x" %
                (r["type"], raw[0], r["flags"]))
         allowed = {m.T_ACK: m.F_ECE | m.F_MAC, m.T_NAK: m.F_MAC,
                    m.T_CONNECT_ACK: m.F_MAC, m.T_RESET: m.F_MAC,
-                   m.T_READ_RESP: m.F_AR | m.F_LAST | m.F_RETX | m.F_BKLG | m.F_MAC,
-                   m.T_ATOMIC_RESP: m.F_AR | m.F_LAST | m.F_RETX | m.F_BKLG | m.F_MAC}
+                   m.T_READ_RESP: m.F_AR | m.F_LAST | m.F_RETX | m.F_BKLG | m.F_MAC | m.F_AKX,
+                   m.T_ATOMIC_RESP: m.F_AR | m.F_LAST | m.F_RETX | m.F_BKLG | m.F_MAC | m.F_AKX}
         if r["type"] in allowed:
             record("MRC-HDR-008", r["flags"] & ~allowed[r["type"]] == 0,
                    "flags %#x in a %#x" % (r["flags"], r["type"]))
@@ -861,7 +862,8 @@ def main(argv):
              s.t_spoof, s.t_second_connect, s.t_limits, s.t_bad_cx, s.t_auth_connect,
              s.t_prehandshake, s.t_unknown_prehandshake, s.t_rate_hint, s.t_rate_share,
              s.t_init_fail, s.t_init_connect_required, s.t_init_connect, s.t_init_paths,
-             s.t_init_simultaneous, s.t_init_seg_window, s.t_whole_run]
+             s.t_init_simultaneous, s.t_init_seg_window, s.t_cack_responder,
+             s.t_cack_requester, s.t_whole_run]
     crashed = run_groups(tests)
     ids = load_ids()
     n = {"pass": 0, "fail": 0, "untested": 0}

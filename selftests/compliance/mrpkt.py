@@ -20,7 +20,7 @@ T_DATAGRAM = 0x30
 
 F_AR, F_SE, F_LAST, F_RETX = 0x8000, 0x4000, 0x2000, 0x1000
 ACKF_NO_STATE, ACKF_REORDERED = 0x80, 0x40
-F_ECE, F_BKLG, F_MAC = 0x0800, 0x0400, 0x0200
+F_ECE, F_BKLG, F_MAC, F_AKX = 0x0800, 0x0400, 0x0200, 0x0100
 
 GSI_QKEY = 0x80010000
 DX_IMM = 0x80
@@ -113,7 +113,7 @@ EXT = {T_SEND: 24, T_SEND_IMM: 28, T_SEND_INV: 28, T_WRITE: 36,
 
 NAK_RNR, NAK_NOT_READY, NAK_REMOTE_ACCESS, NAK_INVALID_REQUEST = 1, 2, 3, 4
 NAK_LENGTH, NAK_REMOTE_OP, NAK_SEQUENCE, NAK_STREAM_CLOSED = 5, 6, 7, 8
-CAP_AUTH, CAP_HINT, CAP_ATOMIC = 0x8000, 0x4000, 0x2000
+CAP_AUTH, CAP_HINT, CAP_ATOMIC, CAP_CACK = 0x8000, 0x4000, 0x2000, 0x1000
 
 
 def sx(dqpn, sqpn, ssn, msn=0, msg_len=0, offset=0, segshift=2):
@@ -168,17 +168,20 @@ def spoofed(ip):
 
 
 def akx(cum, rx_count, got=(), ce_count=0, rate_hint=0, ack_delay=0,
-        flags=0, srs=()):
+        flags=0, srs=(), acked_path=0, reserved=0, num_sr=None):
     """An AKX (spec 5.5.7) with Cumulative PSN cum and the SACK bits of the
     PSNs got above it, then the Stream Records srs: (flags, requester QPN,
-    responder QPN, Completed SSN, MSN Limit) each."""
+    responder QPN, Completed SSN, MSN Limit) each.  acked_path: the Acked
+    Path ID of a carried AKX (spec 8.6)."""
     sack = bytearray(32)
     for x in got:
         i = diff(x, cum) - 1
         if 0 <= i < 256:
             sack[i // 8] |= 0x80 >> (i % 8)
-    return struct.pack(">IIIHHBBH", cum & 0xFFFFFFFF, ce_count, rx_count,
-                       rate_hint, ack_delay, len(srs), flags, 0) + \
+    return struct.pack(">IIIHHBBBB", cum & 0xFFFFFFFF, ce_count, rx_count,
+                       rate_hint, ack_delay,
+                       len(srs) if num_sr is None else num_sr, flags,
+                       acked_path, reserved) + \
         bytes(sack) + b"".join(struct.pack(">IIII", f << 24 | req, resp, c, lim)
                                for f, req, resp, c, lim in srs)
 
@@ -218,9 +221,19 @@ def packet(ptype, ext=b"", payload=b"", **kw):
     return seal(bth(ptype, 32 + len(ext), len(payload), **kw) + ext + payload)
 
 
+def parse_akx(a: bytes, p: dict):
+    """The fields of the AKX a (spec 5.5.7) into p."""
+    (p["cum_psn"], p["ce_count"], p["rx_count"], p["rate_hint"],
+     p["ack_delay"], p["num_sr"], p["ack_flags"], p["acked_path_id"],
+     p["akx_reserved"]) = struct.unpack(">IIIHHBBBB", a[:20])
+    p["sack"] = a[20:52]
+    return p
+
+
 def parse(pkt: bytes):
     """Base header and the extension fields of the types a peer answers
-    with (ACK, NAK, CONNECT*, RESET, stream packets)."""
+    with (ACK, NAK, CONNECT*, RESET, stream packets).  A stream packet's
+    carried AKX (flag AKX, spec 8.6) is p["carried"], parsed as an ACK's."""
     p = parse_bth(pkt)
     t = p["type"]
     e = pkt[32:p["hdr_len"]]
@@ -231,13 +244,13 @@ def parse(pkt: bytes):
                  offset=w[5])
         if t == T_ATOMIC_RESP and len(e) >= 32:
             p["orig"] = struct.unpack(">Q", e[24:32])[0]
+        a = e[EXT[t]:]
+        if p["flags"] & F_AKX and len(a) >= 52:
+            p["carried"] = parse_akx(a, {})
     elif t in (T_ACK, T_PROBE_REPLY):
         a = e if t == T_ACK else e[16:]
         if len(a) >= 52:
-            (p["cum_psn"], p["ce_count"], p["rx_count"], p["rate_hint"],
-             p["ack_delay"], p["num_sr"], p["ack_flags"]) = \
-                struct.unpack(">IIIHHBB", a[:18])
-            p["sack"] = a[20:52]
+            parse_akx(a, p)
             srs = []
             for i in range(p["num_sr"] if t == T_ACK else 0):
                 r = a[52 + 16 * i:68 + 16 * i]

@@ -35,13 +35,14 @@ run_compliance() {
 
 	setup_two_hosts
 	if [ "$1" = 6 ]; then
-		local_ip=$IP6_B target_ip=$IP6_A extra="fd77::3 fd77::4 fd77::5 fd77::6" pfx=64
+		local_ip=$IP6_B target_ip=$IP6_A extra="fd77::3 fd77::4 fd77::5 fd77::6 fd77::7" pfx=64
 	else
-		local_ip=$IP_B target_ip=$IP_A extra="10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6"
+		local_ip=$IP_B target_ip=$IP_A extra="10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6 10.77.0.7"
 	fi
 	target_up
-	# Four more addresses of host B that host A has no connection with: a
-	# target QP towards one makes the target the initiator (conf_init.py).
+	# Five more addresses of host B that host A has no connection with: a
+	# target QP towards one makes the target the initiator (conf_init.py,
+	# conf_cack.py).
 	for ip in $extra; do
 		ip -n $NS_B addr add $ip/$pfx dev vb nodad
 	done

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/perflib.sh"
-tap_plan $((${#RC_TESTS[@]} + ${#RC_TESTS[@]} / 2 + 3))
+tap_plan $((${#RC_TESTS[@]} + ${#RC_TESTS[@]} / 2 + 5))
 perf_devices
 
 for t in "${RC_TESTS[@]}"; do
@@ -57,6 +57,30 @@ coalesced_lossy() {
 }
 ok_if "ACK coalescing under 1% loss: under 1 ACK per 3 packets" \
 	coalesced_lossy
+# Carried ACKs (spec 8.6): a READ's or ATOMIC's response carries the ACK
+# of its request and stands for its completion record, so an exchange
+# costs its request, its response and the response's ACK (which rides on
+# the next request when that leaves within Max ACK Delay): at most 3
+# packets, where separate ACKs made it 4.  Counted over both devices per
+# request the responder received (a repeated perftest run counts twice on
+# both sides).
+exchange_pkts() {
+	local name=$1 t0 r0 tx rx
+	shift
+	t0=$(($(cnt ra tx_packets) + $(cnt rb tx_packets))) r0=$(cnt rb rx_data_packets)
+	perf "$name" 0 300 "$@" || return 1
+	tx=$(($(cnt ra tx_packets) + $(cnt rb tx_packets) - t0))
+	rx=$(($(cnt rb rx_data_packets) - r0))
+	echo "$name: $tx packets for $rx requests; carried ACKs $(cnt rb acks_carried) and $(cnt ra acks_carried)" |
+		tee /tmp/exchange.txt
+	((rx >= 300 && tx * 10 <= rx * 31))
+}
+ok_if "an 8-byte READ costs at most 3 packets (ACKs carried)" \
+	exchange_pkts "ib_read_lat 8 B" ib_read_lat -s 8
+diag "$(cat /tmp/exchange.txt)"
+ok_if "an ATOMIC costs at most 3 packets (ACKs carried)" \
+	exchange_pkts "ib_atomic_lat" ib_atomic_lat
+diag "$(cat /tmp/exchange.txt)"
 ok_if "no user objects left" user_objects_gone
 
 rdma link delete ra

@@ -27,6 +27,7 @@ full)
 	BENCH_INCAST=1 BENCH_INCAST_DUR=8 BENCH_INCAST_MBIT=40 BENCH_INCAST_PROBE_N=200
 	BENCH_CRC_IMPLS="lib insn sb8 auto"
 	BENCH_BATCH_OPS=("write 65536" "write 1048576" "read 65536")
+	BENCH_CACK_OPS="read write send atomic"
 	;;
 short)
 	BENCH_DUR=3 BENCH_LAT_ITERS=300
@@ -42,6 +43,7 @@ short)
 	BENCH_INCAST=1 BENCH_INCAST_DUR=6 BENCH_INCAST_MBIT=40 BENCH_INCAST_PROBE_N=100
 	BENCH_CRC_IMPLS="lib insn sb8 auto"
 	BENCH_BATCH_OPS=("write 65536" "write 1048576" "read 65536")
+	BENCH_CACK_OPS="read atomic"
 	;;
 smoke)
 	BENCH_DUR=2 BENCH_LAT_ITERS=100
@@ -57,6 +59,7 @@ smoke)
 	BENCH_INCAST=0
 	BENCH_CRC_IMPLS="auto"
 	BENCH_BATCH_OPS=("write 65536")
+	BENCH_CACK_OPS=""
 	;;
 *) echo "usage: $0 full|short|smoke" >&2; exit 2 ;;
 esac
@@ -87,7 +90,7 @@ fi
 # Most telling first: a run cut short by its VM timeout keeps what it has.
 # BENCH_ONLY="paths multipath incast ..." runs a subset (another VM may run
 # the rest at the same time).
-scens=${BENCH_ONLY:-"perftest_core crc batch loss profile cpu scale paths multipath incast perftest_rest"}
+scens=${BENCH_ONLY:-"perftest_core crc batch cack loss profile cpu scale paths multipath incast perftest_rest"}
 for s in $scens; do
 	case $s in
 	incast)

@@ -107,6 +107,13 @@ def size_name(s):
     return "%d B" % s
 
 
+def per_op(k):
+    """Packets per request of a cack_pkts record (scen_cack.sh)."""
+    if not k or not k.get("requests"):
+        return "-"
+    return "%.2f" % (float(k["packets"]) / k["requests"])
+
+
 def md_table(head, rows):
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -628,6 +635,41 @@ class Report:
         self.h(md_table(["case", "MiB/s, %s" % off, "MiB/s, %s" % on, "gain",
                          "packets per GSO skb (both senders)", "rxe (1 ns) MiB/s",
                          "vs rxe, %s" % off, "vs rxe, %s" % on], rows))
+        self.h("")
+
+    def cack(self):
+        """8-byte latency and the atomic rate with carried ACKs off
+        (ack_carry 0) and on (1), with the packets per operation
+        (scen_cack.sh)."""
+        R = self.recs
+        if not pick(R, group="cack", cack=1):
+            return
+        self.h("## Carried ACKs: 2 namespaces, ack_carry 0 vs 1 (spec 8.6)\n")
+        self.h("Packets: both devices' tx_packets per request the responder received.\n")
+        rows = []
+        for op in ("read", "write", "send", "atomic"):
+            a = one(R, group="cack", cack=0, op=op, stack="mroce-2ns")
+            b = one(R, group="cack", cack=1, op=op, stack="mroce-2ns")
+            x = one(R, group="cack", cack="rxe", op=op)
+            ka = one(R, group="cack_pkts", cack=0, op=op + "_lat") or {}
+            kb = one(R, group="cack_pkts", cack=1, op=op + "_lat") or {}
+            rows.append(["ib_%s_lat 8 B median (min) us" % op,
+                         "%s (%s)" % (cell(a, "median_us"), cell(a, "min_us")),
+                         "%s (%s)" % (cell(b, "median_us"), cell(b, "min_us")),
+                         rcell(ratio(val(b, "median_us"), val(a, "median_us"))),
+                         "%s (%s)" % (cell(x, "median_us"), cell(x, "min_us")),
+                         rcell(ratio(val(b, "median_us"), val(x, "median_us"))),
+                         per_op(ka), per_op(kb)])
+        a = one(R, group="cack", cack=0, op="fetch_add", stack="mroce-2ns")
+        b = one(R, group="cack", cack=1, op="fetch_add", stack="mroce-2ns")
+        x = one(R, group="cack", cack="rxe", op="fetch_add")
+        rows.append(["ib_atomic_bw ops/s", cell(a, "ops_per_s"), cell(b, "ops_per_s"),
+                     rcell(ratio(val(b, "ops_per_s"), val(a, "ops_per_s"))), cell(x, "ops_per_s"),
+                     rcell(ratio(val(b, "ops_per_s"), val(x, "ops_per_s"))),
+                     per_op(one(R, group="cack_pkts", cack=0, op="atomic_bw") or {}),
+                     per_op(one(R, group="cack_pkts", cack=1, op="atomic_bw") or {})])
+        self.h(md_table(["case", "ack_carry 0", "ack_carry 1", "1 vs 0", "rxe (1 ns)",
+                         "1 vs rxe", "packets per op, 0", "packets per op, 1"], rows))
         self.h("")
 
     def loss(self):
@@ -1188,6 +1230,7 @@ def main():
     rep.bandwidth()
     rep.crc()
     rep.batch()
+    rep.cack()
     rep.loss()
     rep.scale()
     rep.cpu()

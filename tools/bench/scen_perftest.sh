@@ -7,7 +7,9 @@ num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 # lat_case STACK OP: 8-byte ib_OP_lat, median (perftest t_typical) and p99.
 # perftest sometimes fails to calibrate its clock under TCG and prints
 # "inf" on one side; ib_send_lat and ib_write_lat measure on both sides, so
-# the server's figures stand in then (recorded as from=server).
+# the server's figures stand in then (recorded as from=server).  LAT_GROUP
+# and LAT_TAG (KEY=VALUE) override the record's group and add a field, as
+# BW_GROUP and BW_TAG do for bw_case (atomic_case: AT_GROUP, LAT_TAG).
 lat_case() {
 	local st=$1 op=$2 from=client
 	if perftest "$st" 120 "ib_${op}_lat" -s 8 -n "$BENCH_LAT_ITERS"; then
@@ -16,14 +18,14 @@ lat_case() {
 			from=server
 		fi
 		if ! num "${PT_F[4]}" || ! num "${PT_F[7]}"; then
-			rec group=lat stack="$st" op="$op" size=8 status=failed \
+			rec group="${LAT_GROUP:-lat}" ${LAT_TAG:+"$LAT_TAG"} stack="$st" op="$op" size=8 status=failed \
 				error="perftest printed no usable latency (clock calibration?): $PT_LINE"
 			return
 		fi
-		rec group=lat stack="$st" op="$op" size=8 status=ok from=$from \
+		rec group="${LAT_GROUP:-lat}" ${LAT_TAG:+"$LAT_TAG"} stack="$st" op="$op" size=8 status=ok from=$from \
 			median_us="${PT_F[4]}" p99_us="${PT_F[7]}" min_us="${PT_F[2]}" iters="${PT_F[1]}"
 	else
-		rec group=lat stack="$st" op="$op" size=8 status=failed error="$PT_ERR"
+		rec group="${LAT_GROUP:-lat}" ${LAT_TAG:+"$LAT_TAG"} stack="$st" op="$op" size=8 status=failed error="$PT_ERR"
 	fi
 }
 
@@ -52,10 +54,10 @@ bw_case() {
 atomic_case() {
 	local st=$1
 	if perftest "$st" $((BENCH_DUR + 60)) ib_atomic_bw -D "$BENCH_DUR"; then
-		rec group=atomic stack="$st" op=fetch_add size=8 status=ok ops_per_s="${PT_RATE%.*}" \
+		rec group="${AT_GROUP:-atomic}" ${LAT_TAG:+"$LAT_TAG"} stack="$st" op=fetch_add size=8 status=ok ops_per_s="${PT_RATE%.*}" \
 			iters="${PT_F[1]}" perftest_clock="$PT_CLOCK"
 	else
-		rec group=atomic stack="$st" op=fetch_add size=8 status=failed error="$PT_ERR"
+		rec group="${AT_GROUP:-atomic}" ${LAT_TAG:+"$LAT_TAG"} stack="$st" op=fetch_add size=8 status=failed error="$PT_ERR"
 	fi
 }
 

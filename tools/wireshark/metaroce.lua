@@ -67,7 +67,8 @@ local f = {
 	flag_ece = ProtoField.bool("metaroce.flags.ece", "ECE", 16, nil, 0x0800),
 	flag_bklg = ProtoField.bool("metaroce.flags.bklg", "BKLG", 16, nil, 0x0400),
 	flag_mac = ProtoField.bool("metaroce.flags.mac", "MAC", 16, nil, 0x0200),
-	flag_rsvd = ProtoField.uint16("metaroce.flags.reserved", "Reserved", base.HEX, nil, 0x01FF),
+	flag_akx = ProtoField.bool("metaroce.flags.akx", "AKX", 16, nil, 0x0100),
+	flag_rsvd = ProtoField.uint16("metaroce.flags.reserved", "Reserved", base.HEX, nil, 0x00FF),
 	hdrlen = ProtoField.uint8("metaroce.hdrlen", "HdrLen", base.DEC),
 	path_id = ProtoField.uint8("metaroce.path_id", "Path ID", base.DEC),
 	payload_len = ProtoField.uint16("metaroce.payload_len", "Payload Length", base.DEC),
@@ -120,7 +121,8 @@ local f = {
 	akx_flags = ProtoField.uint8("metaroce.akx.flags", "ACK Flags", base.HEX),
 	akx_no_state = ProtoField.bool("metaroce.akx.flags.no_state", "NO_STATE", 8, nil, 0x80),
 	akx_reordered = ProtoField.bool("metaroce.akx.flags.reordered", "REORDERED", 8, nil, 0x40),
-	akx_reserved = ProtoField.uint16("metaroce.akx.reserved", "Reserved", base.HEX),
+	akx_acked_path = ProtoField.uint8("metaroce.akx.acked_path_id", "Acked Path ID", base.DEC),
+	akx_reserved = ProtoField.uint8("metaroce.akx.reserved", "Reserved", base.HEX),
 	akx_sack = ProtoField.bytes("metaroce.akx.sack", "SACK Bitmap"),
 	akx_sacked = ProtoField.uint32("metaroce.akx.sacked_psn", "SACKed PSN", base.DEC),
 
@@ -174,6 +176,7 @@ local f = {
 	cx_cap_auth = ProtoField.bool("metaroce.cx.caps.auth", "AUTH", 16, nil, 0x8000),
 	cx_cap_hint = ProtoField.bool("metaroce.cx.caps.hint", "HINT", 16, nil, 0x4000),
 	cx_cap_atomic = ProtoField.bool("metaroce.cx.caps.atomic", "ATOMIC", 16, nil, 0x2000),
+	cx_cap_cack = ProtoField.bool("metaroce.cx.caps.cack", "CACK", 16, nil, 0x1000),
 	cx_epoch = ProtoField.uint64("metaroce.cx.epoch", "Epoch", base.HEX),
 	cx_token = ProtoField.uint64("metaroce.cx.token", "Token", base.HEX),
 	cx_guid = ProtoField.uint64("metaroce.cx.guid", "Device GUID", base.HEX),
@@ -327,7 +330,8 @@ local function dissect_akx(buf, tree, off)
 	local ft = t:add(f.akx_flags, buf(off + 17, 1))
 	ft:add(f.akx_no_state, buf(off + 17, 1))
 	ft:add(f.akx_reordered, buf(off + 17, 1))
-	t:add(f.akx_reserved, buf(off + 18, 2))
+	t:add(f.akx_acked_path, buf(off + 18, 1))
+	t:add(f.akx_reserved, buf(off + 19, 1))
 	local st = t:add(f.akx_sack, buf(off + 20, 32))
 	for i = 0, 255 do
 		local byte = buf(off + 20 + math.floor(i / 8), 1):uint()
@@ -348,6 +352,11 @@ local function dissect_pbx(buf, tree, off)
 	t:add(f.pbx_reserved, buf(off + 5, 3))
 	t:add(f.pbx_timestamp, buf(off + 8, 8))
 end
+
+-- Bytes of a stream packet's SX and extensions, by type (5.4).
+local stream_ext = { [0x01] = 24, [0x02] = 28, [0x03] = 28, [0x04] = 36,
+	[0x05] = 40, [0x06] = 36, [0x07] = 24, [0x08] = 56, [0x09] = 56,
+	[0x0A] = 32, [0x0B] = 32 }
 
 -- Extension headers of one packet; returns text for the Info column.
 local function dissect_ext(ty, buf, tree, hlen)
@@ -393,6 +402,12 @@ local function dissect_ext(ty, buf, tree, hlen)
 				t:add(f.scx_reserved, buf(59, 1))
 				t:add(f.scx_failed_ssn, buf(60, 4))
 			end
+		end
+		-- A carried AKX after the type's extensions (8.6)
+		local off = 32 + stream_ext[ty]
+		if bit32.band(buf(2, 2):uint(), 0x0100) ~= 0 and need(off + 52) then
+			dissect_akx(buf, tree, off)
+			info = info .. string.format(" +ACK path %u", buf(off + 18, 1):uint())
 		end
 	elseif ty == 0x20 then
 		if not need(84) then return info end
@@ -462,6 +477,7 @@ local function dissect_ext(ty, buf, tree, hlen)
 		ct:add(f.cx_cap_auth, buf(34, 2))
 		ct:add(f.cx_cap_hint, buf(34, 2))
 		ct:add(f.cx_cap_atomic, buf(34, 2))
+		ct:add(f.cx_cap_cack, buf(34, 2))
 		t:add(f.cx_epoch, buf(36, 8))
 		t:add(f.cx_token, buf(44, 8))
 		t:add(f.cx_guid, buf(52, 8))
@@ -541,7 +557,7 @@ local function dissect_one(buf, root)
 	if not types[ty] then tt:add_proto_expert_info(e_type) end
 	local ft = bh:add(f.flags, buf(2, 2))
 	for _, k in ipairs({ "flag_ar", "flag_se", "flag_last", "flag_retx",
-		"flag_ece", "flag_bklg", "flag_mac", "flag_rsvd" }) do
+		"flag_ece", "flag_bklg", "flag_mac", "flag_akx", "flag_rsvd" }) do
 		ft:add(f[k], buf(2, 2))
 	end
 	local ht = bh:add(f.hdrlen, buf(4, 1))

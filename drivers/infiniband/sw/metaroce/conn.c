@@ -255,7 +255,8 @@ static void mroce_build_connect(struct mroce_conn *conn, u8 type,
 	cx->vmin_vmax = MROCE_VERSION << 4 | MROCE_VERSION;
 	cx->num_addrs = naddrs;
 	cx->caps = htons(MROCE_CAP_ATOMIC |
-			 (conn->cx.hints ? MROCE_CAP_HINT : 0));
+			 (conn->cx.hints ? MROCE_CAP_HINT : 0) |
+			 (conn->cx.cack ? MROCE_CAP_CACK : 0));
 	cx->epoch = cpu_to_be64(mdev->epoch);
 	cx->token = cpu_to_be64(conn->local_token);
 	cx->guid = mdev->ibdev.node_guid;
@@ -369,6 +370,9 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->cx.max_ack_delay = READ_ONCE(mroce_ack_coalesce_us);
 	conn->cx.rx_slots = READ_ONCE(mroce_rx_msg_slots);
 	conn->cx.hints = READ_ONCE(mroce_hint);
+	conn->cx.cack = READ_ONCE(mroce_ack_carry);
+	conn->rx.carry_for = MROCE_NO_CARRY;
+	conn->rx.hinted_at = jiffies;
 	hrtimer_init(&conn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->timer.function = mroce_conn_timer;
 	xa_init(&conn->rx.trackers);
@@ -566,6 +570,9 @@ static int mroce_conn_take_cx(struct mroce_conn *conn, struct sk_buff *skb)
 	conn->peer_epoch = be64_to_cpu(cx->epoch);
 	conn->peer_guid = cx->guid;
 	conn->cx.peer_atomic = !!(cx->caps & htons(MROCE_CAP_ATOMIC));
+	/* Carried ACKs both ways, or not at all (8.6). */
+	conn->cx.peer_cack = conn->cx.cack &&
+			     (cx->caps & htons(MROCE_CAP_CACK));
 	if (!conn->tx.npaths)
 		conn->cx.css_shift = min(conn->cx.css_shift, maxsh);
 	conn->cx.peer_max_paths = min_t(u32, max_paths, MROCE_MAX_PATHS);
@@ -982,9 +989,12 @@ static bool mroce_seq_hdr_ok(struct mroce_conn *conn,
 	u32 len = ntohl(sx->msg_len);
 	u8 shift = ntohl(sx->segsh_dqpn) >> 28;
 	bool last = ntohs(bth->flags) & MROCE_F_LAST;
-	u32 seg = 256U << shift;
+	u32 seg = 256U << shift, hdr = sizeof(*bth) + mroce_ext_len(bth->type);
 
-	if (bth->hdr_len * 4 != sizeof(*bth) + mroce_ext_len(bth->type) ||
+	/* A carried AKX follows the type's extensions (8.6). */
+	if (ntohs(bth->flags) & MROCE_F_AKX)
+		hdr += sizeof(struct mroce_akx);
+	if (bth->hdr_len * 4 != hdr ||
 	    shift > conn->cx.css_shift || len > 0x80000000U)
 		return false;
 	switch (bth->type) {
@@ -1007,6 +1017,39 @@ static bool mroce_seq_hdr_ok(struct mroce_conn *conn,
 	return last || plen == seg;
 }
 
+/*
+ * A path took an acknowledgment and may carry more: resend what waits for
+ * a path, then let the streams waiting for room go.  conn->lock held.
+ */
+static void mroce_conn_tx_room(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	mroce_retx_flush(conn, q);
+	mroce_rc_kick_waiters(conn, q);
+}
+
+/*
+ * The AKX a sequenced packet carries (8.6): processed as an ACK for our
+ * path Acked Path ID, without Stream Records or Rate Hint.  False if it is
+ * malformed: the whole packet is dropped.
+ */
+static bool mroce_rx_carried_akx(struct mroce_conn *conn,
+				 const struct sk_buff *skb,
+				 struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	const struct mroce_akx *akx = (const void *)(skb->data + sizeof(*bth) +
+						     mroce_ext_len(bth->type));
+
+	if (!conn->cx.cack || akx->num_sr || akx->reserved ||
+	    akx->acked_path_id >= conn->tx.npaths)
+		return false;
+	mroce_count(conn->mdev, ACKS_CARRIED_RCVD);
+	if (mroce_loss_process_akx(conn, conn->tx.paths[akx->acked_path_id],
+				   akx, NULL, q))
+		mroce_conn_tx_room(conn, q);
+	return true;
+}
+
 /* A sequenced packet of an established connection (spec 7.3, 10, 11). */
 static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 			       struct sk_buff_head *q)
@@ -1014,11 +1057,15 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
 	struct mroce_qp *qp = NULL;
+	bool taken;
 	int class;
 
 	lockdep_assert_held(&conn->lock);
 
-	if (!mroce_seq_hdr_ok(conn, bth)) {
+	conn->rx.carried = false;
+	if (!mroce_seq_hdr_ok(conn, bth) ||
+	    (ntohs(bth->flags) & MROCE_F_AKX &&
+	     !mroce_rx_carried_akx(conn, skb, q))) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
 		return;
 	}
@@ -1056,13 +1103,22 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 					    ntohl(sx->sqpn) & MROCE_QPN_MASK))
 			mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0,
 				       q);
-	} else if (bth->type == MROCE_T_READ_RESP ||
-		   bth->type == MROCE_T_ATOMIC_RESP) {
-		mroce_rc_rx_response(conn, qp, skb);
-	} else if (!mroce_rc_rx_request(conn, qp, skb, q)) {
-		/* Refused (no tracker, segment window): not committed (7.3.2). */
-		mroce_qp_put(qp);
-		return;
+	} else if (mroce_ptype_is(bth->type, MROCE_PT_REPLY)) {
+		if (!mroce_rc_rx_response(conn, qp, skb)) {
+			mroce_qp_put(qp);
+			return;
+		}
+	} else {
+		/* The first packet its processing sends may carry its ACK. */
+		conn->rx.carry_for = bth->path_id;
+		taken = mroce_rc_rx_request(conn, qp, skb, q);
+		conn->rx.carry_for = MROCE_NO_CARRY;
+	conn->rx.hinted_at = jiffies;
+		if (!taken) {
+			/* Refused (no tracker, segment window): 7.3.2 */
+			mroce_qp_put(qp);
+			return;
+		}
 	}
 	mroce_rxpath_commit(conn, skb, class);
 	mroce_cc_rx_count(conn, skb);
@@ -1196,16 +1252,6 @@ static bool mroce_conn_rx_ok(struct mroce_conn *conn,
 		mroce_rc_kick_waiters(conn, q);	/* our streams go */
 	}
 	return true;
-}
-
-/*
- * A path took an acknowledgment and may carry more: resend what waits for
- * a path, then let the streams waiting for room go.  conn->lock held.
- */
-static void mroce_conn_tx_room(struct mroce_conn *conn, struct sk_buff_head *q)
-{
-	mroce_retx_flush(conn, q);
-	mroce_rc_kick_waiters(conn, q);
 }
 
 /* An ACK for one of our paths (spec 8.4), with Stream Records. */

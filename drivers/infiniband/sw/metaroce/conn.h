@@ -75,7 +75,9 @@ struct mroce_stomb {
 struct mroce_conn_cx {
 	u8 css_shift;			/* connection segment size: 256 << shift */
 	bool hints;			/* we advertised HINT (12.4) */
+	bool cack;			/* we advertised CACK (8.6) */
 	bool peer_atomic;		/* the peer's CX has ATOMIC (10.5) */
+	bool peer_cack;			/* the peer's CX has CACK (8.6) */
 	u8 peer_max_paths;		/* the peer's Max Rx Paths */
 	u16 peer_max_ack_delay;		/* us, from the peer's CX (6.3.7) */
 	u16 max_ack_delay;		/* us, ours: ack_coalesce_us at creation */
@@ -164,6 +166,17 @@ struct mroce_conn_rx {
 	u32 ack_seq;
 	bool ack_now;			/* the packet in hand needs an ACK (8.2) */
 	ktime_t ack_due;		/* earliest coalesced ACK due; 0: none */
+	/*
+	 * Carried ACKs (8.6): the path whose packet is in hand, whose ACK
+	 * a packet built meanwhile may carry (MROCE_NO_CARRY: none);
+	 * whether one does; and how many packets in the queue being built
+	 * carry an AKX to fill when it is committed (mroce_ack_fill_carried;
+	 * a count that only says whether to look).
+	 */
+	u8 carry_for;
+	bool carried;
+	u16 carrying;
+	unsigned long hinted_at;	/* jiffies: an ACK with a Rate Hint */
 	u64 window_bytes;		/* sequenced bytes in this hint window */
 	u64 rate_bytes;			/* ... in the previous window */
 	ktime_t window_at;

@@ -11,6 +11,7 @@
 #include "mroce.h"
 #include "net.h"
 #include "pkt.h"
+#include "rxpath.h"
 
 /*
  * Hand the packets built under conn->lock to the connection's transmit
@@ -21,6 +22,8 @@ void mroce_conn_tx_commit(struct mroce_conn *conn, struct sk_buff_head *q)
 {
 	lockdep_assert_held(&conn->lock);
 
+	if (conn->rx.carrying)
+		mroce_ack_fill_carried(conn, q);
 	spin_lock(&conn->tx.q.lock);
 	skb_queue_splice_tail_init(q, &conn->tx.q);
 	spin_unlock(&conn->tx.q.lock);

@@ -15,6 +15,8 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_RX_DATA_PACKETS] = { .name = "rx_data_packets" },
 	[MROCE_CNT_ACKS_SENT] = { .name = "acks_sent" },
 	[MROCE_CNT_ACKS_RCVD] = { .name = "acks_rcvd" },
+	[MROCE_CNT_ACKS_CARRIED] = { .name = "acks_carried" },
+	[MROCE_CNT_ACKS_CARRIED_RCVD] = { .name = "acks_carried_rcvd" },
 	[MROCE_CNT_RETRANSMITS] = { .name = "retransmits" },
 	[MROCE_CNT_FAST_RETRANSMITS] = { .name = "fast_retransmits" },
 	[MROCE_CNT_TLP_PROBES] = { .name = "tlp_probes" },

@@ -15,6 +15,7 @@
 #include "pkt.h"
 #include "rc_req.h"
 #include "rdctx.h"
+#include "rxpath.h"
 #include "segwin.h"
 #include "stream.h"
 #include "sync.h"
@@ -29,16 +30,31 @@ static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 				       const struct mroce_txrec *rec, u32 psn,
 				       u16 extra_flags)
 {
+	u32 ext_len = mroce_ext_len(rec->type);
 	struct mroce_bth *bth;
 	struct mroce_sx *sx;
 	struct sk_buff *skb;
 	void *ext;
+	u8 carry;
 	int err;
 
-	skb = mroce_conn_alloc_pkt(conn, rec->type, mroce_ext_len(rec->type),
-				   rec->plen);
-	if (!skb)
+	carry = mroce_ack_carry_pick(conn, path, sizeof(*bth) + ext_len,
+				     rec->plen, rec->flags | extra_flags);
+	if (carry != MROCE_NO_CARRY) {
+		/* The AKX, after the type's extensions, is filled at commit. */
+		ext_len += sizeof(struct mroce_akx);
+		extra_flags |= MROCE_F_AKX;
+	}
+	skb = mroce_conn_alloc_pkt(conn, rec->type, ext_len, rec->plen);
+	if (!skb) {
+		mroce_ack_carry_undo(conn, carry);
 		return ERR_PTR(-ENOMEM);
+	}
+	if (carry != MROCE_NO_CARRY) {
+		mroce_cb(skb)->carry = true;
+		mroce_cb(skb)->carry_id = carry;
+		conn->rx.carrying++;
+	}
 	bth = (struct mroce_bth *)skb->data;
 	bth->flags = htons(rec->flags | extra_flags);
 	bth->path_id = path->id;
@@ -98,6 +114,7 @@ static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 	      mroce_rc_build_payload(conn, rec, skb->data + bth->hdr_len * 4) :
 	      0;
 	if (err) {
+		mroce_ack_carry_undo(conn, carry);
 		kfree_skb(skb);
 		return ERR_PTR(err);
 	}
@@ -144,6 +161,11 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 		flags |= MROCE_F_AR;
 	skb = mroce_build_seq(conn, path, rec, psn, flags);
 	if (!IS_ERR(skb)) {
+		if (mroce_cb(skb)->carry) {
+			/* The carried AKX is on the wire too (12.2.1). */
+			f->charge += sizeof(struct mroce_akx);
+			path->bif += sizeof(struct mroce_akx);
+		}
 		__skb_queue_tail(q, skb);
 		mroce_count(conn->mdev, TX_DATA_PACKETS);
 	} else if (PTR_ERR(skb) != -ENOMEM) {

@@ -23,12 +23,12 @@ const struct mroce_ptype mroce_ptypes[256] = {
 				    IB_ACCESS_REMOTE_WRITE },
 	[MROCE_T_READ_REQ]	= { SEQ | MROCE_PT_RESP, SX + RX,
 				    IB_ACCESS_REMOTE_READ },
-	[MROCE_T_READ_RESP]	= { SEQ, SX, 0 },
+	[MROCE_T_READ_RESP]	= { SEQ | MROCE_PT_REPLY, SX, 0 },
 	[MROCE_T_ATOMIC_CS]	= { SEQ | MROCE_PT_RESP, SX + ATX,
 				    IB_ACCESS_REMOTE_ATOMIC },
 	[MROCE_T_ATOMIC_FA]	= { SEQ | MROCE_PT_RESP, SX + ATX,
 				    IB_ACCESS_REMOTE_ATOMIC },
-	[MROCE_T_ATOMIC_RESP]	= { SEQ, SX + 8, 0 },	/* the original value */
+	[MROCE_T_ATOMIC_RESP]	= { SEQ | MROCE_PT_REPLY, SX + 8, 0 }, /* original */
 	[MROCE_T_STREAM_CLOSE]	= { SEQ, SX + 8, 0 },	/* the SCX */
 	[MROCE_T_ACK]		= { MROCE_PT_CONN },
 	[MROCE_T_NAK]		= { MROCE_PT_CONN },

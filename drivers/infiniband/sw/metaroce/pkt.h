@@ -30,6 +30,7 @@ struct mroce_ptype {
 #define MROCE_PT_RECV		BIT(2)	/* consumes a receive WQE */
 #define MROCE_PT_RESP		BIT(3)	/* answered by READ_RESP/ATOMIC_RESP */
 #define MROCE_PT_DATAGRAM	BIT(4)	/* a UD datagram (spec 11) */
+#define MROCE_PT_REPLY		BIT(5)	/* READ_RESP, ATOMIC_RESP */
 
 extern const struct mroce_ptype mroce_ptypes[256];
 
@@ -66,6 +67,8 @@ struct mroce_skb_cb {
 	__be16 sport;		/* entropy; 0: the handshake's */
 	u8 plane;		/* the plane it goes out on (or came in on) */
 	bool batch_crc;		/* its trailer is in place (mroce_xmit_batch) */
+	bool carry;		/* its AKX is filled when committed (8.6) */
+	u8 carry_id;		/* for that Path ID of the peer */
 };
 
 /*

@@ -910,8 +910,27 @@ static void mroce_rc_unfence(struct mroce_conn *conn, struct mroce_qp *qp)
 		mroce_qp_kick(qp);
 }
 
-/* A READ_RESP or ATOMIC_RESP for one of our requests (spec 10.4, 10.5). */
-void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
+/*
+ * The last response to request bth->ssn, from a peer that advertised
+ * CACK: the peer's Completed SSN reached the request when it sent it
+ * (MRC-ACK-023), as a Stream Record would have said.
+ */
+static void mroce_rc_implied_completed(struct mroce_conn *conn,
+				       struct mroce_qp *qp,
+				       const struct mroce_bth *bth)
+{
+	const struct mroce_sx *sx = (const struct mroce_sx *)(bth + 1);
+
+	if (conn->cx.peer_cack && ntohs(bth->flags) & MROCE_F_LAST)
+		mroce_rc_peer_completed(conn, qp, ntohl(sx->ssn));
+}
+
+/*
+ * A READ_RESP or ATOMIC_RESP for one of our requests (spec 10.4, 10.5).
+ * False if it could not be taken for want of memory: not committed, the
+ * peer sends it again (7.3.2).
+ */
+bool mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
@@ -925,19 +944,20 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 	wqe = mroce_find_ssn(qp, ntohl(sx->ssn));
 	if (!wqe || wqe->resp_done || wqe->rc_status != IB_WC_SUCCESS) {
 		mroce_stream_duplicate(conn);
-		return;
+		return true;
 	}
 	if (bth->type == MROCE_T_ATOMIC_RESP) {
 		if (wqe->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 		    wqe->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
-			return;
+			return true;
 		orig = be64_to_cpup((const __be64 *)(sx + 1));
 		if (mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, 0, &orig, 8, true))
 			wqe->rc_status = IB_WC_LOC_PROT_ERR;
 		wqe->resp_done = true;
+		mroce_rc_implied_completed(conn, qp, bth);
 		mroce_rc_complete_ready(conn, qp);
 		mroce_rc_unfence(conn, qp);
-		return;
+		return true;
 	}
 	/*
 	 * The segment size is the request's, never the response's: the
@@ -947,7 +967,7 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 	if (wqe->opcode != IB_WR_RDMA_READ || shift != wqe->resp_shift ||
 	    ntohl(sx->msg_len) != wqe->length) {
 		mroce_count(conn->mdev, DROP_BAD_HEADER);
-		return;
+		return true;
 	}
 	nseg = max(1U, DIV_ROUND_UP(wqe->length, 256U << shift));
 	seg = off >> (8 + shift);
@@ -957,12 +977,13 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 	} else if (!wqe->resp_segs) {
 		wqe->resp_segs = bitmap_zalloc(nseg, GFP_ATOMIC);
 		if (!wqe->resp_segs)
-			return;		/* not placed: the response is resent */
+			return false;	/* not placed: the response is resent */
 	}
 	if (seg >= nseg || test_bit(seg, wqe->resp_segs)) {
 		mroce_stream_duplicate(conn);
-		return;
+		return true;
 	}
+	mroce_rc_implied_completed(conn, qp, bth);
 	if (plen && mroce_copy_sgl(qp, wqe->sge, wqe->num_sge, off,
 				   mroce_rx_payload(skb), plen, true)) {
 		wqe->rc_status = IB_WC_LOC_PROT_ERR;
@@ -977,4 +998,5 @@ void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 	mroce_sync_arm(conn, qp, true);
 	if (wqe->resp_done)
 		mroce_rc_unfence(conn, qp);
+	return true;
 }

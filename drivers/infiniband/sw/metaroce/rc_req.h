@@ -21,7 +21,7 @@ bool mroce_rc_doorbell(struct mroce_qp *qp);
 void mroce_rc_kick_waiters(struct mroce_conn *conn, struct sk_buff_head *q);
 void mroce_rc_rx_sr(struct mroce_conn *conn, const struct mroce_sr *sr);
 void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx);
-void mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
+bool mroce_rc_rx_response(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff *skb);
 int mroce_rc_build_payload(struct mroce_conn *conn,
 			   const struct mroce_txrec *rec, void *buf);

@@ -386,10 +386,11 @@ static void mroce_atomic_respond(struct mroce_conn *conn, struct mroce_qp *qp,
 
 /*
  * Execute a READ or ATOMIC whose turn it is.  Returns false if it has to
- * wait for window room.
+ * wait for window room; *answered tells whether a response went.
  */
 static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
-			  struct mroce_tracker *t, struct sk_buff_head *q)
+			  struct mroce_tracker *t, struct sk_buff_head *q,
+			  bool *answered)
 {
 	struct mroce_stream *st = &qp->stream;
 	u64 orig = 0;
@@ -397,6 +398,7 @@ static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	lockdep_assert_held(&conn->lock);
 
+	*answered = true;
 	if (t->type == MROCE_T_READ_REQ) {
 		if (!t->executed) {
 			t->executed = true;
@@ -411,6 +413,7 @@ static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
 			      t->swap_add, t->compare, &orig)) {
 		/* Checked on arrival; MR gone since: no reply. */
 		mroce_rdctx_delivered(st, t->ssn);
+		*answered = false;
 		return true;
 	}
 	slot = t->ssn % ARRAY_SIZE(st->atomic_ssn);
@@ -420,11 +423,17 @@ static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
 	return true;
 }
 
-/* Advance the Completed SSN over every finished message (spec 11.2). */
+/*
+ * Advance the Completed SSN over every finished message (spec 11.2), and
+ * report it in a Stream Record, unless only READs and ATOMICs advanced it
+ * and their responses went to a peer that takes them for the record
+ * (MRC-ACK-023).
+ */
 static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 			     struct sk_buff_head *q)
 {
 	struct mroce_stream *st = &qp->stream;
+	bool implied = conn->cx.peer_cack, answered;
 	u32 qpn = qp->ibqp.qp_num;
 	u32 before = st->completed_ssn;
 	struct mroce_tracker *t;
@@ -442,16 +451,20 @@ static void mroce_rc_advance(struct mroce_conn *conn, struct mroce_qp *qp,
 			    mroce_tkey(qpn, st->completed_ssn + 1));
 		if (!t || !t->complete || t->failed)
 			break;
-		if (mroce_is_resp_type(t->type) && !mroce_execute(conn, qp, t, q)) {
+		if (!mroce_is_resp_type(t->type)) {
+			implied = false;
+		} else if (!mroce_execute(conn, qp, t, q, &answered)) {
 			mroce_stream_wait(st, &conn->streams.wait);
 			break;
+		} else if (!answered) {
+			implied = false;
 		}
 		if (mroce_is_recv_type(t->type))
 			mroce_deliver_recv(qp, t);
 		st->completed_ssn++;
 		mroce_tracker_free(conn, qpn, t);
 	}
-	if (st->completed_ssn != before)
+	if (st->completed_ssn != before && !implied)
 		mroce_sr_pending_add(conn, qp);
 }
 

@@ -150,17 +150,16 @@ void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
 	mroce_rxpath_settle(rx);
 }
 
-/* Fill an AKX for rx, or a NO_STATE one; returns the ECE flag (8.1). */
-static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
-			  struct mroce_akx *akx, u16 hint)
+/* Fill an AKX for rx, or a NO_STATE one, but for its Rate Hint (8.1). */
+static void mroce_fill_akx_state(struct mroce_rxpath *rx,
+				 struct mroce_akx *akx)
 {
 	s64 delay;
 	u32 i;
 
-	akx->rate_hint = htons(hint);
 	if (!rx) {
 		akx->ack_flags = MROCE_ACKF_NO_STATE;
-		return 0;
+		return;
 	}
 	akx->cum_psn = htonl(rx->cum);
 	akx->ce_count = htonl(rx->ce_count);
@@ -172,7 +171,15 @@ static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
 	if (rx->reordered)
 		akx->ack_flags |= MROCE_ACKF_REORDERED;
 	rx->reordered = false;
-	if (rx->ce_count == rx->ce_acked)
+}
+
+/* Fill the AKX of an ACK-class packet; returns its ECE flag (8.1). */
+static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
+			  struct mroce_akx *akx, u16 hint)
+{
+	akx->rate_hint = htons(hint);
+	mroce_fill_akx_state(rx, akx);
+	if (!rx || rx->ce_count == rx->ce_acked)
 		return 0;
 	rx->ce_acked = rx->ce_count;
 	return MROCE_F_ECE;
@@ -219,6 +226,8 @@ static void mroce_build_ack(struct mroce_conn *conn, u8 id,
 		rx->reply_plane = plane;
 	}
 	hint = mroce_cc_rx_hint(conn);
+	if (hint)
+		conn->rx.hinted_at = jiffies;
 	nsr = mroce_sr_count(conn, qp);
 	skb = mroce_conn_alloc_pkt(conn, MROCE_T_ACK,
 				   sizeof(*akx) + nsr * sizeof(struct mroce_sr), 0);
@@ -268,6 +277,104 @@ void mroce_ack_unsolicited(struct mroce_conn *conn, u8 id,
 				q);
 }
 
+/*
+ * May a sequenced packet of hdr header and plen payload bytes, about to be
+ * built, carry an AKX (8.6), and for which of the peer's paths?  Only to a
+ * peer that advertised CACK, and within the size of a full data packet
+ * (MRC-ACK-019).  First choice: the path of the packet in hand, whose
+ * ACK its processing may make due (mroce_ack_committed() then sends none);
+ * else a path whose coalesced ACK is owed, while no Stream Record waits
+ * for an ACK (a carried AKX has none).  The AKX itself is filled when the
+ * packet is committed, so that it reports the latest state.  Returns
+ * MROCE_NO_CARRY for none.  conn->lock held.
+ */
+u8 mroce_ack_carry_pick(struct mroce_conn *conn,
+			const struct mroce_path *path, u32 hdr, u32 plen,
+			u16 flags)
+{
+	struct mroce_rxpath *rx;
+	int i;
+
+	lockdep_assert_held(&conn->lock);
+
+	/*
+	 * Not on a resend, nor on a path in trouble: the ACK would share
+	 * its fate.  Not when the peer's rate hint would go stale: a
+	 * carried AKX has none, so an ACK of its own goes at least every
+	 * half hint_ttl_ms.
+	 */
+	if (!conn->cx.peer_cack || flags & MROCE_F_RETX ||
+	    path->state != MROCE_PATH_ACTIVE || path->backoff ||
+	    hdr + sizeof(struct mroce_akx) + plen >
+	    MROCE_SEQ_HDR_MAX + (256U << conn->cx.css_shift) ||
+	    (conn->cx.hints &&
+	     time_after(jiffies, conn->rx.hinted_at +
+			msecs_to_jiffies(READ_ONCE(mroce_hint_ttl_ms)) / 2)))
+		return MROCE_NO_CARRY;
+	if (conn->rx.carry_for != MROCE_NO_CARRY) {
+		if (conn->rx.carried)
+			return MROCE_NO_CARRY;
+		conn->rx.carried = true;
+		return conn->rx.carry_for;
+	}
+	if (!conn->rx.ack_due || !list_empty(&conn->streams.sr_pending))
+		return MROCE_NO_CARRY;
+	for (i = 0; i < MROCE_MAX_RX_PATHS; i++) {
+		rx = conn->rx.paths[i];
+		if (rx && rx->unacked && !rx->sr_more) {
+			/* This packet reports the path: no ACK is owed. */
+			rx->unacked = 0;
+			rx->ack_now = false;
+			return i;
+		}
+	}
+	return MROCE_NO_CARRY;
+}
+
+/* The packet that was to carry id's AKX was not built: an ACK is owed. */
+void mroce_ack_carry_undo(struct mroce_conn *conn, u8 id)
+{
+	struct mroce_rxpath *rx;
+
+	if (id == MROCE_NO_CARRY)
+		return;
+	if (id == conn->rx.carry_for) {
+		conn->rx.carried = false;
+		return;
+	}
+	rx = conn->rx.paths[id];
+	if (rx && !rx->unacked)
+		rx->unacked = 1;	/* its ack_due still stands */
+}
+
+/*
+ * Fill the carried AKXs of the packets in q, about to be committed: each
+ * reports its path as it is now (8.6).  conn->lock held.
+ */
+void mroce_ack_fill_carried(struct mroce_conn *conn, struct sk_buff_head *q)
+{
+	struct mroce_bth *bth;
+	struct mroce_akx *akx;
+	struct sk_buff *skb;
+	u8 id;
+
+	lockdep_assert_held(&conn->lock);
+
+	skb_queue_walk(q, skb) {
+		if (!mroce_cb(skb)->carry)
+			continue;
+		mroce_cb(skb)->carry = false;
+		bth = (struct mroce_bth *)skb->data;
+		id = mroce_cb(skb)->carry_id;
+		akx = (struct mroce_akx *)(skb->data + sizeof(*bth) +
+					   mroce_ext_len(bth->type));
+		akx->acked_path_id = id;
+		mroce_fill_akx_state(conn->rx.paths[id], akx);
+		mroce_count(conn->mdev, ACKS_CARRIED);
+	}
+	conn->rx.carrying = 0;
+}
+
 /* Content received again at stream level: counted, ACKed at once (8.2). */
 void mroce_stream_duplicate(struct mroce_conn *conn)
 {
@@ -285,11 +392,26 @@ void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	struct mroce_rxpath *rx = conn->rx.paths[bth->path_id];
+	u16 now = MROCE_F_AR | MROCE_F_LAST;
 
 	lockdep_assert_held(&conn->lock);
 
+	/*
+	 * A packet its processing sent carries the path's AKX: that is the
+	 * ACK, unless Stream Records wait for one, to be sent or repeated
+	 * (MRC-ACK-021).
+	 */
+	if (rx && conn->rx.carried && list_empty(&conn->streams.sr_pending)) {
+		rx->unacked = 0;
+		rx->ack_now = false;
+		conn->rx.ack_now = false;
+		return;
+	}
+	/* A response's LAST asks for no ACK of its own (MRC-ACK-022). */
+	if (conn->cx.peer_cack && mroce_ptype_is(bth->type, MROCE_PT_REPLY))
+		now = MROCE_F_AR;
 	if (!rx || rx->ack_now || conn->rx.ack_now ||
-	    ntohs(bth->flags) & (MROCE_F_AR | MROCE_F_LAST) ||
+	    ntohs(bth->flags) & now ||
 	    ++rx->unacked >= READ_ONCE(mroce_ack_coalesce_pkts)) {
 		mroce_send_ack(conn, skb, qp, q);
 		return;
@@ -363,6 +485,8 @@ void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,
 	}
 	conn->life.probe_rl.n++;
 	hint = mroce_cc_rx_hint(conn);
+	if (hint)
+		conn->rx.hinted_at = jiffies;
 	reply = mroce_conn_alloc_pkt(conn, MROCE_T_PROBE_REPLY,
 				     sizeof(*rpbx) + sizeof(struct mroce_akx), 0);
 	if (!reply)

@@ -34,6 +34,8 @@ struct mroce_rxpath {
 	DECLARE_BITMAP(sack, MROCE_SACK_BITS);	/* bit i: PSN cum + 1 + i */
 };
 
+#define MROCE_NO_CARRY	0xff	/* conn->rx.carry_for: no packet in hand */
+
 int mroce_rxpath_accept(struct mroce_conn *conn, const struct sk_buff *skb);
 void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
 			 int class);
@@ -44,6 +46,13 @@ void mroce_send_ack(struct mroce_conn *conn, const struct sk_buff *in,
 void mroce_stream_duplicate(struct mroce_conn *conn);
 void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
 			 struct mroce_qp *qp, struct sk_buff_head *q);
+struct mroce_path;
+
+u8 mroce_ack_carry_pick(struct mroce_conn *conn,
+			const struct mroce_path *path, u32 hdr, u32 plen,
+			u16 flags);
+void mroce_ack_carry_undo(struct mroce_conn *conn, u8 id);
+void mroce_ack_fill_carried(struct mroce_conn *conn, struct sk_buff_head *q);
 void mroce_ack_tick(struct mroce_conn *conn, ktime_t now,
 		    struct sk_buff_head *q);
 void mroce_rx_probe(struct mroce_conn *conn, struct sk_buff *skb,

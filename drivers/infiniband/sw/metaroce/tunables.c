@@ -97,6 +97,7 @@ MROCE_TUNABLE(sport_max, 65535, 1024, 65535, "Highest UDP source port (entropy)"
 /* Loss recovery (spec 9) */
 MROCE_TUNABLE(ack_coalesce_pkts, 8, 1, 64, "New packets a receiver may leave unacknowledged");
 MROCE_TUNABLE(ack_coalesce_us, 10, 1, 1000, "Longest ACK delay (advertised Max ACK Delay), us");
+MROCE_TUNABLE(ack_carry, 1, 0, 1, "Carry ACKs in sequenced packets (CACK capability)");
 MROCE_TUNABLE(reorder_thresh, 1, 0, 3, "Later acknowledged packets that prove a loss");
 MROCE_TUNABLE(reo_wnd_min_us, 5, 1, 1000, "Lower bound of the reorder window, us");
 MROCE_TUNABLE(reo_persist_ms, 1000, 0, 60000, "Timer-only loss detection after reordering, ms");
@@ -157,6 +158,7 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_sport_max,
 	&mroce_tun_ack_coalesce_pkts,
 	&mroce_tun_ack_coalesce_us,
+	&mroce_tun_ack_carry,
 	&mroce_tun_reorder_thresh,
 	&mroce_tun_reo_wnd_min_us,
 	&mroce_tun_reo_persist_ms,

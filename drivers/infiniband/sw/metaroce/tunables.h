@@ -12,6 +12,7 @@
 extern unsigned int mroce_tx_batch_pkts;
 extern unsigned int mroce_ack_coalesce_pkts;
 extern unsigned int mroce_ack_coalesce_us;
+extern unsigned int mroce_ack_carry;
 extern unsigned int mroce_reo_wnd_min_us;
 extern unsigned int mroce_reo_persist_ms;
 extern unsigned int mroce_pto_min_us;

@@ -55,6 +55,7 @@ enum mroce_type {
 #define MROCE_F_ECE	0x0800
 #define MROCE_F_BKLG	0x0400
 #define MROCE_F_MAC	0x0200
+#define MROCE_F_AKX	0x0100	/* a carried AKX follows the extensions (8.6) */
 
 /* Base header, 32 bytes (spec 5.2). */
 struct mroce_bth {
@@ -112,7 +113,11 @@ struct mroce_atx {
 } __packed;
 static_assert(sizeof(struct mroce_atx) == 32);
 
-/* ACK extension, 52 bytes (spec 5.5.7). */
+/*
+ * ACK extension, 52 bytes (spec 5.5.7).  Carried in a sequenced packet
+ * (flag AKX, spec 8.6), it names the acknowledged path in Acked Path ID
+ * and has no Stream Records; in an ACK that byte is 0.
+ */
 #define MROCE_SACK_BITS		256
 #define MROCE_ACKF_NO_STATE	0x80
 #define MROCE_ACKF_REORDERED	0x40
@@ -124,7 +129,8 @@ struct mroce_akx {
 	__be16 ack_delay;
 	u8 num_sr;
 	u8 ack_flags;
-	__be16 reserved;
+	u8 acked_path_id;	/* carried AKX only */
+	u8 reserved;
 	u8 sack[MROCE_SACK_BITS / 8];	/* bit i: PSN cum + 1 + i, MSB first */
 } __packed;
 static_assert(sizeof(struct mroce_akx) == 52);
@@ -178,6 +184,7 @@ static_assert(sizeof(struct mroce_nkx) == 24);
 #define MROCE_CAP_AUTH		0x8000
 #define MROCE_CAP_HINT		0x4000
 #define MROCE_CAP_ATOMIC	0x2000
+#define MROCE_CAP_CACK		0x1000	/* carried ACKs, implied completion */
 struct mroce_cx {
 	u8 vmin_vmax;
 	u8 num_addrs;
@@ -236,6 +243,12 @@ struct mroce_scx {
 	__be32 failed_ssn;
 } __packed;
 static_assert(sizeof(struct mroce_scx) == 8);
+
+/*
+ * The longest header of a packet with payload (WRITE_IMM): a sequenced
+ * packet is at most this plus the connection segment size.
+ */
+#define MROCE_SEQ_HDR_MAX	72
 
 #define MROCE_SX_OFF		32
 #define MROCE_EXT_OFF		(MROCE_SX_OFF + sizeof(struct mroce_sx))
