@@ -81,6 +81,7 @@ enum {
 #define F_AR	0x8000
 #define F_LAST	0x2000
 #define F_RETX	0x1000
+#define F_AKX	0x0100
 #define POISON	0xEE
 #define MAXPKT	2048
 #define BATCH	16
@@ -1149,6 +1150,41 @@ static int c_stream_close(u8 *p)
 	return seqpkt(p, T_STREAM_CLOSE, e, 0, F_LAST, 0, 0, 0);
 }
 
+/*
+ * A poison WRITE to region C carrying an AKX (flag AKX, spec 8.6) with
+ * one defect the receiver must drop the whole packet for (MRC-ACK-020):
+ * Num SR not 0, Reserved not 0, or an Acked Path ID the target does not
+ * send on.  Placed, the poison would show in region C.
+ */
+static int c_cack_malformed(u8 *p)
+{
+	struct tqp *q = pick_qp('w', 1);
+	int bad = rn(3), hdr = 32 + 36 + 52;
+	u32 id = 0;
+	u8 *a = p + 32 + 36;
+	u32 psn;
+
+	if (!q)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		if (g.rxp[i].seen)
+			id = i;
+	psn = g.psn++;
+	bth(p, T_WRITE, hdr, 64, F_LAST | F_AR | F_AKX, 0, psn, psn);
+	sx(p + 32, g.css, q->tqpn, q->pqpn, q->ssn, 0, 64, 0);
+	put64(p + 56, q->va + REGION_C);
+	put32(p + 64, q->rkey);
+	memset(a, 0, 52);
+	put32(a, g.rxp[id].cum);
+	put32(a + 8, g.rxp[id].rx);
+	a[16] = bad == 0 ? 1 + rn(58) : 0;		/* Num SR */
+	a[18] = bad == 2 ? 64 + rn(192) : id;		/* Acked Path ID */
+	a[19] = bad == 1 ? 1 + rn(255) : 0;		/* Reserved */
+	memset(p + hdr, POISON, 64);
+	p[hdr] = cur_class + 1;
+	return seal(p, hdr + 64);
+}
+
 /* ACK of a target path with a Cumulative PSN at or beyond its next PSN. */
 static int c_ack_cum(u8 *p)
 {
@@ -1449,6 +1485,7 @@ static struct cls classes[] = {
 	{ "ext_len", c_ext_len, 0, 0 },
 	{ "payload_none", c_payload_none, 0, 0 },
 	{ "stream_close", c_stream_close, 0, 0 },
+	{ "cack_malformed", c_cack_malformed, 0, 0 },
 	{ "ack_cum", c_ack_cum, 0, 0 },
 	{ "ack_sack", c_ack_sack, 0, 0 },
 	{ "ctrl_short", c_ctrl_short, 0, 0 },

@@ -11,8 +11,17 @@ rm -rf $SMOKE
 mkdir -p $SMOKE
 tap_plan 5
 
-ok_if "guest harness (tools/bench/guest.sh smoke) completes" \
-	env BENCH_OUT=$SMOKE/raw BENCH_QPSCALE=/tmp/qpscale timeout 1100 tools/bench/guest.sh smoke
+smoke_run() {
+	env BENCH_OUT=$SMOKE/raw BENCH_QPSCALE=/tmp/qpscale timeout 1100 \
+		tools/bench/guest.sh smoke > $SMOKE/guest.log 2>&1
+	local rc=$?
+	((rc == 0)) || tail -n 30 $SMOKE/guest.log
+	return $rc
+}
+ok_if "guest harness (tools/bench/guest.sh smoke) completes" smoke_run
+# Where the time went: the harness's timestamped steps (make check's
+# budget).
+diag "$(grep '^\[[0-9:]*\]' $SMOKE/guest.log)"
 
 check_records() {
 	/usr/bin/python3 - "$SMOKE/raw/records.jsonl" <<'PY'

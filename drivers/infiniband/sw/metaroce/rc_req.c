@@ -84,7 +84,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	mroce_rc_requester_start(qp);
 	st->next_msn = 0;
 	st->send_off = 0;
-	st->rnr_until = jiffies;
+	st->rnr_until = 0;
 	st->rnr_ssn = st->next_ssn - 1;
 	st->rnr_left = qp->attr.rnr_retry;
 	st->nr_first = 0;
@@ -473,7 +473,7 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			  struct sk_buff_head *q)
 {
 	struct mroce_stream *st = &qp->stream;
-	u32 wait_us, budget = MROCE_PUSH_BUDGET;
+	u32 budget = MROCE_PUSH_BUDGET;
 	struct mroce_send_wqe *wqe;
 	struct mroce_txrec rec;
 
@@ -484,11 +484,9 @@ static void mroce_rc_push(struct mroce_conn *conn, struct mroce_qp *qp,
 			mroce_qp_kick(qp);
 			return;
 		}
-		if (time_before(jiffies, st->rnr_until)) {
+		if (mroce_stream_paused(st)) {
 			mroce_wait(conn, qp);
-			wait_us = jiffies_to_usecs(st->rnr_until - jiffies);
-			mroce_conn_wake_at(conn, ktime_add_us(ktime_get(),
-							      wait_us + 1));
+			mroce_conn_wake_at(conn, st->rnr_until);
 			return;
 		}
 		if (st->send_idx == qp->sq.fetch && !mroce_rc_fetch(qp)) {
@@ -788,7 +786,7 @@ static void mroce_rc_not_ready(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	lockdep_assert_held(&conn->lock);
 
-	if (time_before(jiffies, st->rnr_until))
+	if (mroce_stream_paused(st))
 		return;			/* already paused */
 	if (!st->nr_first) {
 		st->nr_first = now;
@@ -807,10 +805,9 @@ static void mroce_rc_not_ready(struct mroce_conn *conn, struct mroce_qp *qp,
 	st->send_idx = qp->sq.ring.cons;
 	st->send_off = 0;
 	st->rnr_ssn = mroce_rc_oldest_ssn(qp);
-	/* One jiffy more: never less than wait_us. */
-	st->rnr_until = jiffies + usecs_to_jiffies(wait_us) + 1;
+	st->rnr_until = ktime_add_us(now, wait_us);
 	mroce_wait(conn, qp);
-	mroce_conn_wake_at(conn, ktime_add_us(now, wait_us + 1));
+	mroce_conn_wake_at(conn, st->rnr_until);
 }
 
 void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
@@ -848,7 +845,7 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 	if (code == MROCE_NAK_RNR) {
 		mroce_count(conn->mdev, NAK_RNR_RCVD);
 		/* Already waiting for this message: ignore (MRC-PLC-038). */
-		if (ssn == st->rnr_ssn && time_before(jiffies, st->rnr_until))
+		if (ssn == st->rnr_ssn && mroce_stream_paused(st))
 			goto out;
 		if (qp->attr.rnr_retry != 7 && !st->rnr_left--) {
 			mroce_count(conn->mdev, RNR_RETRY_EXCEEDED);
@@ -862,9 +859,18 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 			       ((idx - qp->sq.ring.cons) & qp->sq.ring.mask);
 		st->send_off = 0;
 		st->rnr_ssn = ssn;
-		st->rnr_until = jiffies +
-				usecs_to_jiffies(min(ntohl(nkx->param), 1000000U));
+		/*
+		 * At least a jiffy, as when the pause was kept in jiffies: a
+		 * shorter one turns an RNR into a storm of resends and NAKs
+		 * that the retry timer takes for a dead peer.
+		 */
+		st->rnr_until = ktime_add_us(ktime_get(),
+					     clamp(ntohl(nkx->param),
+						   jiffies_to_usecs(1), 1000000U));
+		/* The peer answered: the retry timer starts again. */
+		mroce_retry_arm(conn, qp);
 		mroce_wait(conn, qp);
+		mroce_conn_wake_at(conn, st->rnr_until);
 		goto out;
 	}
 	if (code == MROCE_NAK_STREAM_CLOSED) {

@@ -35,7 +35,7 @@ struct mroce_stream {
 	u32 send_off;			/* its bytes already sent */
 	u32 peer_completed;		/* peer's Completed SSN for us */
 	u32 started_ssn;		/* newest message whose first packet left */
-	unsigned long rnr_until;	/* jiffies: paused by an RNR NAK */
+	ktime_t rnr_until;		/* paused by an RNR or NOT_READY NAK */
 	u32 rnr_ssn;			/* the message that NAK was for */
 	ktime_t nr_first;		/* first of consecutive NOT_READYs */
 	u8 nr_count;			/* how many of them */
@@ -70,6 +70,21 @@ static inline void mroce_stream_wait(struct mroce_stream *st,
 {
 	if (list_empty(&st->wait_entry))
 		list_add_tail(&st->wait_entry, list);
+}
+
+/*
+ * Is the stream paused by an RNR or NOT_READY NAK?  Its end is kept in
+ * ktime, not jiffies: under emulation jiffies catch up in jumps and ended
+ * pauses early.  The clock is read only while a pause stands.
+ */
+static inline bool mroce_stream_paused(struct mroce_stream *st)
+{
+	if (!st->rnr_until)
+		return false;
+	if (ktime_before(ktime_get(), st->rnr_until))
+		return true;
+	st->rnr_until = 0;
+	return false;
 }
 
 #endif /* MROCE_STREAM_H */

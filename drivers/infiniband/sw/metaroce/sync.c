@@ -229,7 +229,7 @@ static bool mroce_retry_expired(struct mroce_conn *conn, struct mroce_qp *qp)
 	 * and the stream's turn comes (MRC-LOSS-018).  The SYNC timer still
 	 * asks for lost records.
 	 */
-	if (time_before(jiffies, st->rnr_until) ||
+	if (mroce_stream_paused(st) ||
 	    !list_empty(&st->wait_entry) || !list_empty(&conn->tx.retxq) ||
 	    ktime_after(conn->life.progress_at,
 			ktime_sub_ns(st->retry_at, mroce_retry_ns(qp)))) {
