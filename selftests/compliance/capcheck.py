@@ -24,6 +24,9 @@ Checks (each prints what it found and exits 1 on the first mismatch):
   ops TYPE...             each named packet Type occurs
   rdma                    READ_RESP answers a READ_REQ (SSN, length,
                           swapped QPNs), ATOMIC_RESP an ATOMIC request
+  carried                 READ_RESP/ATOMIC_RESP packets carry AKXs (flag
+                          AKX, spec 8.6) that acknowledge their request's
+                          PSN ("psn" checks every carried AKX as an ACK)
 """
 import ipaddress
 import subprocess
@@ -43,7 +46,7 @@ FIELDS = [
     "metaroce.sx.msn", "metaroce.sx.msg_len", "metaroce.sx.offset",
     "metaroce.rx.rkey", "metaroce.dx.dqpn", "metaroce.dx.sqpn",
     "metaroce.dx.qkey", "metaroce.akx.cum_psn", "metaroce.akx.num_sr",
-    "metaroce.akx.flags",
+    "metaroce.akx.flags", "metaroce.akx.acked_path_id",
     "metaroce.akx.sacked_psn", "metaroce.sr.req_qpn", "metaroce.sr.resp_qpn",
     "metaroce.cx.vmin", "metaroce.cx.vmax", "metaroce.cx.num_addrs",
     "metaroce.cx.max_seg_shift", "metaroce.cx.seg_win_shift",
@@ -60,7 +63,12 @@ NAME = {v: k for k, v in T.items()}
 HDRLEN = {0x01: 14, 0x02: 15, 0x03: 15, 0x04: 17, 0x05: 18, 0x06: 17,
           0x07: 14, 0x08: 22, 0x09: 22, 0x0A: 16, 0x0B: 16, 0x21: 14,
           0x22: 12, 0x23: 25, 0x2A: 10, 0x2B: 12, 0x30: 12}
-F_LAST, F_RETX, F_MAC = 0x2000, 0x1000, 0x0200
+F_LAST, F_RETX, F_MAC, F_AKX = 0x2000, 0x1000, 0x0200, 0x0100
+
+
+def carries(p):
+    """Does stream packet p carry an AKX (spec 8.6)?"""
+    return 0x01 <= p.type <= 0x0B and bool(p.flags & F_AKX)
 
 
 def num(v):
@@ -136,6 +144,8 @@ def check_all(pkts):
         need(p.ver == 1, "frame %d: Ver %s" % (fr, p.get("ver")))
         need(p.type in NAME, "frame %d: undefined Type %s" % (fr, p.get("type")))
         fix = HDRLEN.get(p.type)
+        if fix and carries(p):
+            fix += 13
         if fix:
             need(p.hdrlen == fix, "frame %d: %s HdrLen %d, spec 5.6 says %d" %
                  (fr, NAME[p.type], p.hdrlen, fix))
@@ -243,10 +253,13 @@ def check_psn(pkts):
         sent.setdefault(key, set()).add(p.psn)
     need(paths, "no sequenced packets")
     acks = 0
+    carried = 0
     for p in pkts:
-        if p.type not in (T["ACK"], T["PROBE_REPLY"]) or p.ack_flags & 0x80:
+        if (p.type not in (T["ACK"], T["PROBE_REPLY"]) and not carries(p)) or \
+                p.ack_flags & 0x80:
             continue            # NO_STATE: nothing to check
-        key = (p.dstip, p.srcip, p.dcid, p.path_id)
+        key = (p.dstip, p.srcip, p.dcid, p.acked_path_id if carries(p) else p.path_id)
+        carried += carries(p)
         got = sent.get(key)
         if p.type == T["PROBE_REPLY"] and not got:
             continue            # a probed path that has not carried data yet
@@ -258,6 +271,8 @@ def check_psn(pkts):
             need(int(s) in got, "frame %d: SACK of PSN %s never sent" % (p.number, s))
         acks += 1
     need(acks, "no ACKs")
+    print("%d ACKs, %d of them carried in stream packets, cover only sent PSNs" %
+          (acks, carried))
     for k, st in sorted(paths.items()):
         print("path %s:%s CID 0x%x id %d: %d sequenced packets, PSN up to %d" %
               (k[0], k[1], k[2], k[3], st["n"], st["hi"]))
@@ -345,6 +360,27 @@ def check_rdma(pkts):
     print("%d responses, each matching its request's SSN, QPNs and length" % nr)
 
 
+def check_carried(pkts):
+    reqs = {}
+    for p in pkts:
+        if p.type in (T["READ_REQ"], T["ATOMIC_CS"], T["ATOMIC_FA"]):
+            reqs.setdefault((p.sqpn, p.dqpn, p.ssn), p)
+    n = 0
+    for p in pkts:
+        if p.type not in (T["READ_RESP"], T["ATOMIC_RESP"]) or not carries(p):
+            continue
+        q = reqs.get((p.dqpn, p.sqpn, p.ssn))
+        if not q or p.acked_path_id != q.path_id:
+            continue            # it carries another path's ACK
+        got = {int(s) for s in filter(None, p.sacked.split(","))}
+        need(diff(q.psn, p.cum_psn) <= 0 or q.psn in got,
+             "frame %d: carried AKX for path %d (cum %d) misses request PSN %d" %
+             (p.number, p.acked_path_id, p.cum_psn, q.psn))
+        n += 1
+    need(n, "no response carries its request's ACK")
+    print("%d responses carry an AKX reporting their request" % n)
+
+
 def main(argv):
     cap, what, args = argv[1], argv[2], argv[3:]
     pkts = load(cap)
@@ -363,6 +399,8 @@ def main(argv):
             check_ops(pkts, args)
         elif what == "rdma":
             check_rdma(pkts)
+        elif what == "carried":
+            check_carried(pkts)
         else:
             print("unknown check " + what)
             return 2

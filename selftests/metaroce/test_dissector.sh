@@ -14,7 +14,7 @@ CHECK="/usr/bin/python3 $here/../compliance/capcheck.py"
 KO=$here/kverbs/mroce_kverbs.ko
 CAP=/tmp/mroce-dissector.pcap
 
-tap_plan 13
+tap_plan 14
 if ! command -v tshark >/dev/null; then
 	echo "1..0 # SKIP tshark is not installed (tools/deps.sh)"
 	exit $KSFT_SKIP
@@ -95,6 +95,8 @@ ok_if "kverbs: WRITE, READ_REQ/RESP, ATOMIC_CS/FA/RESP, ACK decoded" \
 	$CHECK $CAP ops WRITE READ_REQ READ_RESP ATOMIC_CS ATOMIC_FA ATOMIC_RESP ACK
 ok_if "kverbs: each response matches its request (SSN, QPNs, length)" \
 	$CHECK $CAP rdma
+ok_if "kverbs: responses carry their request's ACK (flag AKX, spec 8.6) decoded" \
+	$CHECK $CAP carried
 
 # With the offload on, the tap sees each batch whole, as one datagram: the
 # dissector shows its packets, each with a good CRC32C.

@@ -353,11 +353,6 @@ local function dissect_pbx(buf, tree, off)
 	t:add(f.pbx_timestamp, buf(off + 8, 8))
 end
 
--- Bytes of a stream packet's SX and extensions, by type (5.4).
-local stream_ext = { [0x01] = 24, [0x02] = 28, [0x03] = 28, [0x04] = 36,
-	[0x05] = 40, [0x06] = 36, [0x07] = 24, [0x08] = 56, [0x09] = 56,
-	[0x0A] = 32, [0x0B] = 32 }
-
 -- Extension headers of one packet; returns text for the Info column.
 local function dissect_ext(ty, buf, tree, hlen)
 	local info = ""
@@ -404,7 +399,7 @@ local function dissect_ext(ty, buf, tree, hlen)
 			end
 		end
 		-- A carried AKX after the type's extensions (8.6)
-		local off = 32 + stream_ext[ty]
+		local off = fixed_hdrlen[ty] * 4
 		if bit32.band(buf(2, 2):uint(), 0x0100) ~= 0 and need(off + 52) then
 			dissect_akx(buf, tree, off)
 			info = info .. string.format(" +ACK path %u", buf(off + 18, 1):uint())
@@ -586,6 +581,8 @@ local function dissect_one(buf, root)
 		return info .. " [malformed]"
 	end
 	local fix = fixed_hdrlen[ty]
+	-- A stream packet's carried AKX: 13 words more (8.6)
+	if fix and ty <= 0x0B and bit32.band(flags, 0x0100) ~= 0 then fix = fix + 13 end
 	if fix and fix * 4 ~= hlen then
 		ht:add_proto_expert_info(e_hdrlen, string.format("expected %u words", fix))
 	end
