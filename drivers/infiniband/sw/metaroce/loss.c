@@ -38,8 +38,10 @@ static struct sk_buff *mroce_build_seq(struct mroce_conn *conn,
 	u8 carry;
 	int err;
 
-	carry = mroce_ack_carry_pick(conn, path, sizeof(*bth) + ext_len,
-				     rec->plen, rec->flags | extra_flags);
+	carry = mroce_ack_carry_pick(conn, path,
+				     sizeof(*bth) + ext_len + rec->plen,
+				     256U << rec->segshift,
+				     rec->flags | extra_flags);
 	if (carry != MROCE_NO_CARRY) {
 		/* The AKX, after the type's extensions, is filled at commit. */
 		ext_len += sizeof(struct mroce_akx);

@@ -278,18 +278,19 @@ void mroce_ack_unsolicited(struct mroce_conn *conn, u8 id,
 }
 
 /*
- * May a sequenced packet of hdr header and plen payload bytes, about to be
+ * May a sequenced packet of len bytes (headers and payload), about to be
  * built, carry an AKX (8.6), and for which of the peer's paths?  Only to a
- * peer that advertised CACK, and within the size of a full data packet
- * (MRC-ACK-019).  First choice: the path of the packet in hand, whose
- * ACK its processing may make due (mroce_ack_committed() then sends none);
- * else a path whose coalesced ACK is owed, while no Stream Record waits
- * for an ACK (a carried AKX has none).  The AKX itself is filled when the
- * packet is committed, so that it reports the latest state.  Returns
- * MROCE_NO_CARRY for none.  conn->lock held.
+ * peer that advertised CACK, and within the size of a full data packet of
+ * its message's segment size seg (MRC-ACK-019: the QP's path MTU holds).
+ * First choice: the path of the packet in hand, whose ACK its processing
+ * may make due (mroce_ack_committed() then sends none); else a path whose
+ * coalesced ACK is owed, while no Stream Record waits for an ACK (a
+ * carried AKX has none).  The AKX itself is filled when the packet is
+ * committed, so that it reports the latest state.  Returns MROCE_NO_CARRY
+ * for none.  conn->lock held.
  */
 u8 mroce_ack_carry_pick(struct mroce_conn *conn,
-			const struct mroce_path *path, u32 hdr, u32 plen,
+			const struct mroce_path *path, u32 len, u32 seg,
 			u16 flags)
 {
 	struct mroce_rxpath *rx;
@@ -305,8 +306,7 @@ u8 mroce_ack_carry_pick(struct mroce_conn *conn,
 	 */
 	if (!conn->cx.peer_cack || flags & MROCE_F_RETX ||
 	    path->state != MROCE_PATH_ACTIVE || path->backoff ||
-	    hdr + sizeof(struct mroce_akx) + plen >
-	    MROCE_SEQ_HDR_MAX + (256U << conn->cx.css_shift) ||
+	    len + sizeof(struct mroce_akx) > MROCE_SEQ_HDR_MAX + seg ||
 	    (conn->cx.hints &&
 	     time_after(jiffies, conn->rx.hinted_at +
 			msecs_to_jiffies(READ_ONCE(mroce_hint_ttl_ms)) / 2)))

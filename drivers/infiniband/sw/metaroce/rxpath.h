@@ -49,7 +49,7 @@ void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
 struct mroce_path;
 
 u8 mroce_ack_carry_pick(struct mroce_conn *conn,
-			const struct mroce_path *path, u32 hdr, u32 plen,
+			const struct mroce_path *path, u32 len, u32 seg,
 			u16 flags);
 void mroce_ack_carry_undo(struct mroce_conn *conn, u8 id);
 void mroce_ack_fill_carried(struct mroce_conn *conn, struct sk_buff_head *q);
