@@ -35,7 +35,7 @@
 #                  slab/page usage against the baseline, kmemleak
 #   make stateful-fuzz [SFUZZ_COUNT=1000000]
 #                  the full stateful fuzzing run (test_stateful_fuzz with a
-#                  million mutated packets over 10 rounds, about an hour)
+#                  million mutated packets over 10 rounds, 20-60 minutes)
 
 # Kernel to build against: the running kernel's build dir when it exists,
 # else the newest installed 6.12 headers.
