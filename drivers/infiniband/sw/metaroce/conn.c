@@ -1104,7 +1104,16 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 			mroce_send_nak(conn, skb, MROCE_NAK_STREAM_CLOSED, 0, 0,
 				       q);
 	} else if (mroce_ptype_is(bth->type, MROCE_PT_REPLY)) {
-		if (!mroce_rc_rx_response(conn, qp, skb)) {
+		/*
+		 * Requests the response lets go (max_rd_atomic, a fence)
+		 * leave now, and the first may carry its ACK (MRC-ACK-022).
+		 */
+		conn->rx.carry_for = bth->path_id;
+		taken = mroce_rc_rx_response(conn, qp, skb);
+		if (taken && conn->cx.peer_cack)
+			mroce_rc_kick_waiters(conn, q);
+		conn->rx.carry_for = MROCE_NO_CARRY;
+		if (!taken) {
 			mroce_qp_put(qp);
 			return;
 		}
@@ -1113,7 +1122,6 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 		conn->rx.carry_for = bth->path_id;
 		taken = mroce_rc_rx_request(conn, qp, skb, q);
 		conn->rx.carry_for = MROCE_NO_CARRY;
-	conn->rx.hinted_at = jiffies;
 		if (!taken) {
 			/* Refused (no tracker, segment window): 7.3.2 */
 			mroce_qp_put(qp);

@@ -392,7 +392,6 @@ void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	struct mroce_rxpath *rx = conn->rx.paths[bth->path_id];
-	u16 now = MROCE_F_AR | MROCE_F_LAST;
 
 	lockdep_assert_held(&conn->lock);
 
@@ -407,11 +406,8 @@ void mroce_ack_committed(struct mroce_conn *conn, const struct sk_buff *skb,
 		conn->rx.ack_now = false;
 		return;
 	}
-	/* A response's LAST asks for no ACK of its own (MRC-ACK-022). */
-	if (conn->cx.peer_cack && mroce_ptype_is(bth->type, MROCE_PT_REPLY))
-		now = MROCE_F_AR;
 	if (!rx || rx->ack_now || conn->rx.ack_now ||
-	    ntohs(bth->flags) & now ||
+	    ntohs(bth->flags) & (MROCE_F_AR | MROCE_F_LAST) ||
 	    ++rx->unacked >= READ_ONCE(mroce_ack_coalesce_pkts)) {
 		mroce_send_ack(conn, skb, qp, q);
 		return;
