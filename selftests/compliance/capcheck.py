@@ -334,13 +334,19 @@ def check_ops(pkts, names):
     print("present: %s" % " ".join(names))
 
 
-def check_rdma(pkts):
+def first_requests(pkts):
+    """READ and ATOMIC requests by (source QPN, destination QPN, SSN), each
+    its first transmission: a resend (a TLP, or a request whose
+    acknowledgment was lost) may follow the response."""
     reqs = {}
     for p in pkts:
         if p.type in (T["READ_REQ"], T["ATOMIC_CS"], T["ATOMIC_FA"]):
-            # The first transmission: a resend (a TLP, or a request
-            # whose acknowledgment was lost) may follow the response.
             reqs.setdefault((p.sqpn, p.dqpn, p.ssn), p)
+    return reqs
+
+
+def check_rdma(pkts):
+    reqs = first_requests(pkts)
     nr = 0
     for p in pkts:
         if p.type not in (T["READ_RESP"], T["ATOMIC_RESP"]):
@@ -361,10 +367,7 @@ def check_rdma(pkts):
 
 
 def check_carried(pkts):
-    reqs = {}
-    for p in pkts:
-        if p.type in (T["READ_REQ"], T["ATOMIC_CS"], T["ATOMIC_FA"]):
-            reqs.setdefault((p.sqpn, p.dqpn, p.ssn), p)
+    reqs = first_requests(pkts)
     n = 0
     for p in pkts:
         if p.type not in (T["READ_RESP"], T["ATOMIC_RESP"]) or not carries(p):
