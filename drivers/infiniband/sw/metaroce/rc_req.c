@@ -94,7 +94,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	st->completed_ssn = qp->attr.rq_psn - 1;
 	mroce_segwin_start(&st->resp_win, st->completed_ssn);
 	st->rnr_nak_ssn = st->completed_ssn;
-	st->rnr_nak_until = jiffies;
+	st->rnr_nak_until = 0;
 	st->recv_msn = 0;
 	memset(st->atomic_ssn, 0, sizeof(st->atomic_ssn));
 	memset(st->atomic_orig, 0, sizeof(st->atomic_orig));
@@ -160,20 +160,21 @@ static void mroce_rc_complete_ready(struct mroce_conn *conn,
 
 /*
  * The WQE with SSN ssn among those taken into the stream and not completed
- * (whether or not all their packets went out yet), or NULL.
+ * (whether or not all their packets went out yet), or NULL.  One look-up,
+ * not a walk: mroce_rc_fetch() files each WQE's index under its SSN.
  */
 static struct mroce_send_wqe *mroce_find_ssn(struct mroce_qp *qp, u32 ssn)
 {
+	u32 idx = mroce_shadow(qp, ssn)->ssn_idx;
 	struct mroce_send_wqe *wqe;
-	u32 idx;
 
-	for (idx = qp->sq.ring.cons; idx != qp->sq.fetch; idx++) {
-		wqe = mroce_shadow(qp, idx);
-		/* A local operation has no SSN of its own. */
-		if (wqe->ssn == ssn && !mroce_opcode_local(wqe->opcode))
-			return wqe;
-	}
-	return NULL;
+	if (idx - qp->sq.ring.cons >= qp->sq.fetch - qp->sq.ring.cons)
+		return NULL;
+	wqe = mroce_shadow(qp, idx);
+	/* A local operation has no SSN of its own. */
+	if (wqe->ssn != ssn || mroce_opcode_local(wqe->opcode))
+		return NULL;
+	return wqe;
 }
 
 static void mroce_rc_fail_wqe(struct mroce_conn *conn, struct mroce_qp *qp,
@@ -267,6 +268,7 @@ static struct mroce_send_wqe *mroce_rc_fetch(struct mroce_qp *qp)
 		return wqe;
 	}
 	wqe->ssn = st->next_ssn++;
+	mroce_shadow(qp, wqe->ssn)->ssn_idx = qp->sq.fetch - 1;
 	wqe->msn = mroce_wqe_consumes_recv(wqe->opcode) ? st->next_msn++ : 0;
 	if (wqe->status != IB_WC_SUCCESS)
 		return wqe;
@@ -867,7 +869,14 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 		st->rnr_until = ktime_add_us(ktime_get(),
 					     clamp(ntohl(nkx->param),
 						   jiffies_to_usecs(1), 1000000U));
-		/* The peer answered: the retry timer starts again. */
+		/*
+		 * The peer answered: the retry timer starts again, and so does
+		 * its count (retry_cnt counts expiries in a row without an
+		 * answer).  Else a resend the peer did not NAK again (it NAKs
+		 * once per wait) costs a retry, and a long wait for a receive
+		 * ends in RETRY_EXC_ERR although rnr_retry is 7.
+		 */
+		st->retries = 0;
 		mroce_retry_arm(conn, qp);
 		mroce_wait(conn, qp);
 		mroce_conn_wake_at(conn, st->rnr_until);

@@ -476,7 +476,8 @@ void mroce_rc_resp_resume(struct mroce_conn *conn, struct mroce_qp *qp,
 	mroce_rc_advance(conn, qp, q);
 }
 
-static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
+/* A new tracker for the message of skb, its first packet to arrive. */
+static struct mroce_tracker *mroce_tracker_new(struct mroce_conn *conn,
 					       struct mroce_qp *qp,
 					       const struct sk_buff *skb)
 {
@@ -487,9 +488,6 @@ static struct mroce_tracker *mroce_tracker_get(struct mroce_conn *conn,
 	const void *ext = sx + 1;
 	struct mroce_tracker *t;
 
-	t = xa_load(&conn->rx.trackers, mroce_tkey(qpn, ssn));
-	if (t)
-		return t;
 	if (conn->rx.ntrackers >= conn->cx.rx_slots)
 		return ERR_PTR(-ENOBUFS);
 	/* With an SRQ, the receive WQE it takes lives with the tracker. */
@@ -872,7 +870,8 @@ static struct mroce_tracker *mroce_rx_tracker(struct mroce_conn *conn,
 	struct mroce_tracker *t;
 	bool first;
 
-	first = !xa_load(&conn->rx.trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
+	t = xa_load(&conn->rx.trackers, mroce_tkey(qp->ibqp.qp_num, ssn));
+	first = !t;
 	if (first && mroce_is_resp_type(bth->type) &&
 	    qp->attr.max_dest_rd_atomic) {
 		ctx = mroce_rdctx_free(qp);
@@ -881,7 +880,8 @@ static struct mroce_tracker *mroce_rx_tracker(struct mroce_conn *conn,
 			return ERR_PTR(-ENOSPC);
 		}
 	}
-	t = mroce_tracker_get(conn, qp, skb);
+	if (first)
+		t = mroce_tracker_new(conn, qp, skb);
 	if (IS_ERR(t)) {
 		mroce_count(conn->mdev, DROP_NO_RESOURCE);
 		return ERR_PTR(-ENOSPC);
@@ -916,6 +916,7 @@ static bool mroce_rx_place(struct mroce_conn *conn, struct mroce_qp *qp,
 			   u32 ssn, struct sk_buff_head *q)
 {
 	struct mroce_stream *st = &qp->stream;
+	ktime_t now;
 	u32 wait;
 
 	if (mroce_place(conn, qp, t, skb, q))
@@ -923,11 +924,16 @@ static bool mroce_rx_place(struct mroce_conn *conn, struct mroce_qp *qp,
 	if (t->failed)
 		return false;
 	wait = mroce_rnr_us(qp->attr.min_rnr_timer);
-	if (st->rnr_nak_ssn != ssn ||
-	    time_after_eq(jiffies, st->rnr_nak_until)) {
+	/*
+	 * In ktime, as the requester's pause is: in jiffies, a resend after
+	 * the whole pause could still fall in the same tick (a late tick
+	 * under emulation) and get no NAK.
+	 */
+	now = ktime_get();
+	if (st->rnr_nak_ssn != ssn || !ktime_before(now, st->rnr_nak_until)) {
 		mroce_send_nak(conn, skb, MROCE_NAK_RNR, 0, wait, q);
 		st->rnr_nak_ssn = ssn;
-		st->rnr_nak_until = jiffies + usecs_to_jiffies(wait);
+		st->rnr_nak_until = ktime_add_us(now, wait);
 	}
 	mroce_tracker_free(conn, qp->ibqp.qp_num, t);
 	return false;

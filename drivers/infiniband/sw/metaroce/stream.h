@@ -49,7 +49,7 @@ struct mroce_stream {
 	u32 completed_ssn;
 	u32 recv_msn;			/* MSN of the oldest posted receive */
 	u32 rnr_nak_ssn;		/* last message NAKed RNR ... */
-	unsigned long rnr_nak_until;	/* ... and until when not again */
+	ktime_t rnr_nak_until;		/* ... and until when not again */
 	struct mroce_segwin resp_win;	/* of the READ response being sent */
 	struct mroce_rdctx rd_ctx[MROCE_RD_CTX];
 	u32 atomic_ssn[16];		/* atomic result cache */

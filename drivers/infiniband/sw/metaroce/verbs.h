@@ -127,6 +127,13 @@ struct mroce_send_wqe {
 	unsigned long *resp_segs;
 	unsigned long resp_segs_small;
 	enum ib_wc_status rc_status;	/* set by a NAK */
+	/*
+	 * RC: the SQ index of the WQE taken into the stream whose SSN, masked
+	 * like an index, is this slot's (mroce_find_ssn()).  The WQEs between
+	 * the consumer and fetch have consecutive SSNs and are at most a ring
+	 * of them, so no two share a slot; a stale entry fails the check.
+	 */
+	u32 ssn_idx;
 };
 
 /* A receive WQE as the kernel uses it: copied out of the RQ ring. */
