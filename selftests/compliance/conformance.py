@@ -618,17 +618,23 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
             o.epoch = self.p.epoch
             return o
 
-        def answers(os_, wait=0.3):
-            """CONNECT_ACKs and RESETs to the connections os_, by index."""
+        def answers(os_, wait=0.3, most=3.0):
+            """CONNECT_ACKs and RESETs to the connections os_, by index:
+            what comes within wait seconds, and on until each has an
+            answer or most seconds passed (a slow target, e.g. a debug
+            kernel beside another VM, answers late)."""
             acks, resets = {}, {}
-            for r in self.p.drain(wait):
-                for i, o in enumerate(os_):
-                    if r["dcid"] == o.cid and r["type"] == m.T_CONNECT_ACK:
-                        acks[i] = r
-                        o.peer_cid, o.peer_token = r["scid"], r["cx_token"]
-                    elif r["dcid"] == o.cid and r["type"] == m.T_RESET:
-                        resets[i] = r
-            return acks, resets
+            end = time.monotonic() + most
+            while True:
+                for r in self.p.drain(wait):
+                    for i, o in enumerate(os_):
+                        if r["dcid"] == o.cid and r["type"] == m.T_CONNECT_ACK:
+                            acks[i] = r
+                            o.peer_cid, o.peer_token = r["scid"], r["cx_token"]
+                        elif r["dcid"] == o.cid and r["type"] == m.T_RESET:
+                            resets[i] = r
+                if len(set(acks) | set(resets)) >= len(os_) or time.monotonic() >= end:
+                    return acks, resets
 
         def confirm(o):
             """A PROBE with the target's token confirms o; answered?"""

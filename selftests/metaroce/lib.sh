@@ -19,7 +19,8 @@ tap_plan() {
 }
 
 # ok_if DESCRIPTION COMMAND...: one test point, passing when COMMAND succeeds.
-# Every point's wall time follows it as a diagnostic (to find slow points).
+# Every point's wall time, and the test's time so far, follow it as a
+# diagnostic (to find slow points, and slow stretches between points).
 ok_if() {
 	local desc=$1 out start=$SECONDS
 	shift
@@ -31,7 +32,7 @@ ok_if() {
 		_tap_fail=$((_tap_fail + 1))
 		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
 	fi
-	echo "# time: $((SECONDS - start)) s"
+	echo "# time: $((SECONDS - start)) s (at $SECONDS s)"
 }
 
 # fails_with DESCRIPTION ERRTEXT COMMAND...: COMMAND must fail and print ERRTEXT.
@@ -252,11 +253,11 @@ ibdev_gids() {
 # dev_counters DEV...: every non-zero port counter of each DEV, for the
 # diagnostics of a failed test.
 dev_counters() {
-	local d f
+	local d
+	# One grep per device: a process per counter costs seconds under TCG.
 	for d in "$@"; do
-		for f in /sys/class/infiniband/"$d"/ports/1/hw_counters/*; do
-			[ "$(cat "$f")" != 0 ] && echo "$d $(basename "$f") $(cat "$f")"
-		done
+		grep -H . /sys/class/infiniband/"$d"/ports/1/hw_counters/* |
+			sed -n "/:0\$/!s|^.*/\([^/]*\):|$d \1 |p"
 	done 2>/dev/null
 }
 
