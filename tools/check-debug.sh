@@ -11,6 +11,7 @@
 #   going down and up (failed paths' timers).
 #   MROCE_TIMEOUT_SCALE: the tests' VM timeouts are multiplied by it
 #   (default 4: the debug kernel under TCG is 3-4 times slower).
+#   MROCE_JOBS: tests at once (default 1, unlike make check's 2).
 # Results: .vm/results-debug/ in this checkout.
 set -uo pipefail
 tree=$(readlink -f "$(dirname "$0")/..")
@@ -24,5 +25,8 @@ copy=$("$tree/tools/vm/debug-kernel.sh" tree) || exit 2
 echo "check-debug: kernel $(cat "$kdir/kver") from $kdir; tests run from $copy"
 export MROCE_KERNEL_DIR=$kdir MROCE_TREE=$copy
 export MROCE_TIMEOUT_SCALE=${MROCE_TIMEOUT_SCALE:-4}
+# One test at a time: the debug kernel keeps its vCPUs busy (KASAN,
+# lockdep), and its timeouts were measured one VM at a time.
+export MROCE_JOBS=${MROCE_JOBS:-1}
 export MROCE_RESULTS=$tree/.vm/results-debug
 "$copy/tools/run-tests.sh" "$@"
