@@ -18,6 +18,8 @@ PKGS=(
 	nftables
 	# NFS over RDMA (test_nfs_rdma): exportfs, rpc.mountd, mount.nfs
 	nfs-kernel-server nfs-common
+	# NVMe-oF in the two-VM benchmark (tools/bench/nvme2vm.sh)
+	fio
 	# compliance suite: the Wireshark dissector is tested with tshark
 	tshark
 	# benchmarks (make bench): profiles in the guest, plots on the host

@@ -7,6 +7,7 @@
 #        instead of the full run into the tree
 #   -m   short: fewer sizes, loss levels and iterations (a loaded host)
 #   -p   run the one-VM and the two-VM parts at the same time
+#   -2   run only the two-VM part (loss between two kernels, NVMe-oF)
 #   -t   timeout of the one-VM part in seconds (default 2700); a run cut
 #        short keeps the records it has, the rest reads "not run"
 #   -o   where the VM logs go (default .vm/bench-run)
@@ -19,12 +20,13 @@
 set -uo pipefail
 tree=$(readlink -f "$(dirname "$0")/../..")
 cd "$tree" || exit 2
-mode=full work="" par=0 vm_timeout=2700 repdir=""
-while getopts "sm:po:t:r:" opt; do
+mode=full work="" par=0 only2=0 vm_timeout=2700 repdir=""
+while getopts "sm:p2o:t:r:" opt; do
 	case $opt in
 	s) mode=smoke ;;
 	m) mode=$OPTARG ;;
 	p) par=1 ;;
+	2) only2=1 ;;
 	t) vm_timeout=$OPTARG ;;
 	o) work=$OPTARG ;;
 	r) repdir=$OPTARG ;;
@@ -73,7 +75,10 @@ two_vm() {
 			"$rc" "$work/two" >> "$vmrec"
 }
 records=("$work/one/vm0/bench/records.jsonl")
-if [ "$mode" = smoke ] || [ -n "${BENCH_ONLY:-}" ]; then
+if ((only2)); then
+	two_vm
+	records=("$work/two/vm0/bench/records.jsonl")
+elif [ "$mode" = smoke ] || [ -n "${BENCH_ONLY:-}" ]; then
 	one_vm
 elif ((par)); then
 	# The two-VM part starts once the first VM has booted, so the module
@@ -112,6 +117,7 @@ if [ "$mode" != smoke ]; then
 	[ -n "$repdir" ] && md=$repdir/BENCHMARKS.md json=$repdir/results.json plots=$repdir/plots
 	note=""
 	[ -n "${BENCH_ONLY:-}" ] && note="Only the scenarios \"$BENCH_ONLY\" ran (BENCH_ONLY); the rest reads \"not run\". "
+	((only2)) && note="Only the two-VM part ran (tools/bench/bench.sh -2); the rest reads \"not run\". "
 	[ "$mode" = short ] && note+="This is a short run (tools/bench/bench.sh -m short): fewer sizes, loss levels and iterations; cases it did not reach read \"not run\"."
 else
 	md=$work/BENCHMARKS.md json=$work/results.json plots=$work/plots

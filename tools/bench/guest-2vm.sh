@@ -1,19 +1,23 @@
 #!/bin/bash
 # The two-VM part of the benchmark (tools/vm/run.sh -n 2): ib_write_bw
 # 64 KiB between two kernels joined by a virtual link, MetaRoCE and rxe,
-# with netem loss on both VMs' eth0 (so both directions).  VM 1 serves,
-# VM 0 runs the clients and writes the records.
+# with netem loss on both VMs' eth0 (so both directions); then NVMe over
+# Fabrics, 4 KiB random reads at queue depth 1 and 32 (nvme2vm.sh).  VM 1
+# serves, VM 0 runs the clients and writes the records.
 #
 # Usage: guest-2vm.sh full|short|smoke
 here=$(dirname "$(readlink -f "$0")")
 mode=${1:-full}
 . "$here/lib.sh"
 
+# shellcheck disable=SC2034 # NVME_*: read by nvme2vm.sh
 case $mode in
-full) DUR=6 LOSSES="0 0.1 1 5 10" ;;
-short) DUR=3 LOSSES="0 1 10" ;;
-*) DUR=1 LOSSES="0 1" ;;
+full) DUR=6 LOSSES="0 0.1 1 5 10" NVME_MIB=32 ;;
+short) DUR=3 LOSSES="0 1 10" NVME_MIB=32 ;;
+*) DUR=1 LOSSES="0 1" NVME_MIB=8 ;;
 esac
+# shellcheck disable=SC2034
+NVME_QDS="1 32"
 me=$((VM_INDEX + 1))
 peer=$((2 - VM_INDEX))
 PEER_IP=10.88.0.2
@@ -82,4 +86,7 @@ for st in mroce-2vm rxe-2vm; do
 	done
 done
 tc qdisc del dev eth0 root 2>/dev/null
+echo "$BATCH_DEF" > $BATCH
+. "$here/nvme2vm.sh"
+nvme_cases
 exit 0

@@ -207,7 +207,25 @@ class Report:
              if mod.get("rto_min_us") else ""),
             ("4096 QPs between two hosts", "QP pairs that carried traffic", max_qp, 4096, ">=",
              self.scale_fail_text(scale_all), ""),
-        ]
+        ] + self.latency_targets() + [
+            ("ib_atomic_bw rate >= rxe", "MetaRoCE/rxe ops/s, 1 namespace",
+             ratio(val(one(R, group="atomic", stack="mroce-1ns"), "ops_per_s"),
+                   val(one(R, group="atomic", stack="rxe-1ns"), "ops_per_s")), 1.0, ">=",
+             "2-namespace %s" % rcell(ratio(val(one(R, group="atomic", stack="mroce-2ns"), "ops_per_s"),
+                                            val(one(R, group="atomic", stack="rxe-1ns"), "ops_per_s"))), ""),
+        ] + [("8 B %s message rate >= rxe" % op, "MetaRoCE/rxe messages/s, 1 namespace",
+              ratio(val(one(R, group="rate", stack="mroce-1ns", op=op), "msgs_per_s"),
+                    val(one(R, group="rate", stack="rxe-1ns", op=op), "msgs_per_s")), 1.0, ">=",
+              "ib_%s_bw -s 8, 1 QP" % op, "") for op in ("send", "write")] + [
+            ("ib_write_bw 64 KiB, 8 QPs >= 1.6x 1 QP", "MetaRoCE 8 QPs / 1 QP, 2 namespaces",
+             ratio(val(one(R, group="bw", stack="mroce-2ns", op="write", size=65536, qps=8), "mbps"), wm),
+             1.6, ">=", "one connection carries the 8 QPs", ""),
+            ("ib_write_bw 64 KiB, 8 QPs >= 1.5x rxe's 8 QPs", "MetaRoCE/rxe, 8 QPs, 1 namespace",
+             ratio(val(one(R, group="bw", stack="mroce-1ns", op="write", size=65536, qps=8), "mbps"),
+                   val(one(R, group="bw", stack="rxe-1ns", op="write", size=65536, qps=8), "mbps")),
+             1.5, ">=", "", ""),
+        ] + [("NVMe-oF 4 KiB random read, queue depth %d, >= rxe" % qd, "MetaRoCE/rxe IOPS, two VMs",
+              self.nvme_ratio(qd), 1.0, ">=", self.nvme_context(qd), "") for qd in (1, 32)]
         rows = []
         for t, how, x, want, op, ctx, wy in spec:
             if t.startswith("4096"):
@@ -672,6 +690,86 @@ class Report:
                          "1 vs rxe", "packets per op, 0", "packets per op, 1"], rows))
         self.h("")
 
+    def latency_targets(self):
+        """8-byte latency against rxe in one namespace: median <= 1.0x and
+        minimum <= 0.8x for send, write and read; send with completions by
+        event (-e) median <= 1.0x."""
+        R = self.recs
+        out = []
+        for op in ("send", "write", "read"):
+            m, x = one(R, group="lat", stack="mroce-1ns", op=op), one(R, group="lat", stack="rxe-1ns", op=op)
+            ctx = "median %s vs %s us, minimum %s vs %s us" % (cell(m, "median_us"), cell(x, "median_us"),
+                                                              cell(m, "min_us"), cell(x, "min_us"))
+            out.append(("ib_%s_lat 8 B median <= rxe" % op, "MetaRoCE/rxe median, 1 namespace",
+                        ratio(val(m, "median_us"), val(x, "median_us")), 1.0, "<=", ctx, ""))
+            out.append(("ib_%s_lat 8 B minimum <= 0.8x rxe" % op, "MetaRoCE/rxe minimum, 1 namespace",
+                        ratio(val(m, "min_us"), val(x, "min_us")), 0.8, "<=", ctx, ""))
+        m, x = one(R, group="lat_event", stack="mroce-1ns", op="send"), one(R, group="lat_event",
+                                                                            stack="rxe-1ns", op="send")
+        out.append(("ib_send_lat -e (completions by event) median <= rxe", "MetaRoCE/rxe median, 1 namespace",
+                    ratio(val(m, "median_us"), val(x, "median_us")), 1.0, "<=",
+                    "median %s vs %s us" % (cell(m, "median_us"), cell(x, "median_us")), ""))
+        return out
+
+    def small(self):
+        """Completions by event and the 8-byte message rate
+        (scen_perftest.sh: lat_event, rate)."""
+        R = self.recs
+        stacks = [s for s in ("mroce-2ns", "mroce-1ns", "rxe-1ns")
+                  if pick(R, group="lat_event", stack=s) or pick(R, group="rate", stack=s)]
+        if not stacks:
+            return
+        self.h("## Small messages: completions by event, 8-byte message rate\n")
+        self.h("ib_send_lat -e waits for each completion with ibv_req_notify_cq and a completion channel "
+               "instead of polling; the rate is messages completed per second of ib_OP_bw -s 8, 1 QP.\n")
+        rows = []
+        for op in ("send",):
+            rs = {st: one(R, group="lat_event", stack=st, op=op) for st in stacks}
+            rows.append(["ib_%s_lat -e, median (min) us" % op] +
+                        ["%s (%s)" % (cell(rs[st], "median_us"), cell(rs[st], "min_us")) for st in stacks] +
+                        [rcell(ratio(val(rs.get("mroce-1ns"), "median_us"), val(rs.get("rxe-1ns"), "median_us")))])
+        for op in ("send", "write"):
+            rs = {st: one(R, group="rate", stack=st, op=op) for st in stacks}
+            rows.append(["ib_%s_bw -s 8, messages/s" % op] + [cell(rs[st], "msgs_per_s", "%.0f") for st in stacks] +
+                        [rcell(ratio(val(rs.get("mroce-1ns"), "msgs_per_s"), val(rs.get("rxe-1ns"), "msgs_per_s")))])
+        self.h(md_table(["case"] + [STACK_NAMES[st] for st in stacks] + ["MetaRoCE/rxe (1 ns)"], rows))
+        self.h("")
+
+    def nvme_ratio(self, qd):
+        return ratio(val(one(self.recs, group="nvme", stack="mroce-2vm", qd=qd), "iops"),
+                     val(one(self.recs, group="nvme", stack="rxe-2vm", qd=qd), "iops"))
+
+    def nvme_context(self, qd):
+        m = one(self.recs, group="nvme", stack="mroce-2vm", qd=qd)
+        x = one(self.recs, group="nvme", stack="rxe-2vm", qd=qd)
+        if m is None and x is None:
+            return "not run"
+        return "IOPS MetaRoCE %s, rxe %s; mean latency %s vs %s us (fio, every block verified)" % (
+            cell(m, "iops", "%.0f"), cell(x, "iops", "%.0f"), cell(m, "lat_us"), cell(x, "lat_us"))
+
+    def nvme(self):
+        """NVMe over Fabrics between two VMs (tools/bench/nvme2vm.sh)."""
+        R = self.recs
+        rs = pick(R, group="nvme")
+        if not rs:
+            return
+        self.h("## NVMe over Fabrics: fio 4 KiB random read, two VMs\n")
+        self.h("nvmet-rdma exports a 32 MiB RAM disk (brd) from one VM; nvme-rdma on the other reads it "
+               "with fio (libaio, O_DIRECT), one random pass per queue depth over the blocks the fill wrote "
+               "(the whole disk in full and short runs). A sequential "
+               "fill first writes every block with fio's crc32c verify header, and every block read is "
+               "checked against it.\n")
+        rows = []
+        for qd in sorted({r["qd"] for r in rs}):
+            m = one(R, group="nvme", stack="mroce-2vm", qd=qd)
+            x = one(R, group="nvme", stack="rxe-2vm", qd=qd)
+            rows.append([str(qd), cell(m, "iops", "%.0f"), cell(m, "lat_us"), cell(m, "p99_us"),
+                         cell(x, "iops", "%.0f"), cell(x, "lat_us"), cell(x, "p99_us"),
+                         rcell(self.nvme_ratio(qd))])
+        self.h(md_table(["queue depth", "MetaRoCE IOPS", "mean us", "p99 us", "rxe IOPS", "mean us",
+                         "p99 us", "MetaRoCE/rxe IOPS"], rows))
+        self.h("")
+
     def loss(self):
         R = self.recs
         for where, title in (("veth", "netem on the veth v0/v1, both directions, 1 namespace"),
@@ -1047,8 +1145,8 @@ class Report:
             return
         rows = []
         for r in self.failures:
-            what = ", ".join("%s=%s" % (k, r[k]) for k in ("where", "op", "size", "qps", "loss_pct", "planes",
-                                                             "requested") if r.get(k) is not None)
+            what = ", ".join("%s=%s" % (k, r[k]) for k in ("where", "op", "size", "qps", "qd", "loss_pct",
+                                                             "planes", "requested") if r.get(k) is not None)
             rows.append([r["group"], STACK_NAMES.get(r.get("stack"), r.get("stack")), what,
                          str(r.get("error", "")).replace("|", "/")])
         self.h(md_table(["group", "stack", "case", "error"], rows))
@@ -1228,10 +1326,12 @@ def main():
     rep.previous(a.previous)
     rep.latency()
     rep.bandwidth()
+    rep.small()
     rep.crc()
     rep.batch()
     rep.cack()
     rep.loss()
+    rep.nvme()
     rep.scale()
     rep.cpu()
     rep.paths()

@@ -9,10 +9,11 @@ num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 # "inf" on one side; ib_send_lat and ib_write_lat measure on both sides, so
 # the server's figures stand in then (recorded as from=server).  LAT_GROUP
 # and LAT_TAG (KEY=VALUE) override the record's group and add a field, as
-# BW_GROUP and BW_TAG do for bw_case (atomic_case: AT_GROUP, LAT_TAG).
+# BW_GROUP and BW_TAG do for bw_case (atomic_case: AT_GROUP, LAT_TAG);
+# LAT_ARGS adds one perftest option (-e: completions by event).
 lat_case() {
 	local st=$1 op=$2 from=client
-	if perftest "$st" 120 "ib_${op}_lat" -s 8 -n "$BENCH_LAT_ITERS"; then
+	if perftest "$st" 120 "ib_${op}_lat" -s 8 -n "$BENCH_LAT_ITERS" ${LAT_ARGS:+"$LAT_ARGS"}; then
 		if ! num "${PT_F[4]}" && [ -n "$PT_SLINE" ]; then
 			read -r -a PT_F <<< "$PT_SLINE"
 			from=server
@@ -88,9 +89,20 @@ scen_perftest_core() {
 	done
 }
 
-# The rest of the bandwidth matrix and the atomic rate.
+# The rest of the bandwidth matrix, the atomic rate, latency with
+# completions by event (ib_send_lat -e: ibv_req_notify_cq and a completion
+# channel) and the 8-byte message rate.
 scen_perftest_rest() {
 	local st op size q
+	for st in $BENCH_STACKS; do
+		log "latency by event, 8 B message rate: $st"
+		for op in $BENCH_LAT_EVENT_OPS; do
+			LAT_GROUP=lat_event LAT_ARGS=-e lat_case "$st" "$op"
+		done
+		for op in $BENCH_RATE_OPS; do
+			BW_GROUP=rate bw_case "$st" "$op" 8 1
+		done
+	done
 	for st in $BENCH_STACKS; do
 		log "bandwidth: $st"
 		# Write at every size first, then send and read.
