@@ -67,6 +67,11 @@ fi
 
 cache=$tree/.vm
 mkdir -p "$cache"
+# One run at a time makes the initramfs and stages the modules: runs side
+# by side (tools/run-tests.sh's MROCE_JOBS) would race on the files (and ln
+# into the host's tree through the symlink).
+exec {stagelock}> "$cache/modules.lock"
+flock "$stagelock"
 initrd=$cache/initramfs-$kver.cpio.gz
 if [ ! -f "$initrd" ] || [ "$here/initramfs-init" -nt "$initrd" ] || [ "$here/mkinitramfs.sh" -nt "$initrd" ]; then
 	"$here/mkinitramfs.sh" "$kver" "$initrd" "$moddir" || exit 2
@@ -76,10 +81,6 @@ fi
 # over 9p under TCG takes minutes); the guest copies them into place.
 stage=$cache/modules
 sdir=$stage/lib/modules/$kver
-# One run at a time stages the modules: two concurrent runs would race on
-# the directory (and ln into the host's tree through the symlink).
-exec {stagelock}> "$cache/modules.lock"
-flock "$stagelock"
 if [ ! -f "$sdir/modules.dep.bin" ] || [ "$ko" -nt "$sdir/modules.dep.bin" ]; then
 	rm -rf "$stage"
 	mkdir -p "$sdir/updates"
