@@ -9,9 +9,10 @@
 #   of tools/vm/run.sh (MROCE_KERNEL_DIR, ...) pass through to it.
 #   MROCE_JOBS: how many tests run at once, each in its own VM (default 2).
 #   A VM with 2 vCPUs keeps about one host CPU busy under TCG (its vCPUs
-#   wait for timers, the other VM and the 9p host), so two at a time on a
-#   2-CPU host take about half the time of one at a time.  A test that
-#   boots two VMs itself ("# vm: -n 2") runs alone.
+#   wait for timers, the other VM and the 9p host); on a 2-CPU host two at
+#   a time took 42 min where one at a time took 50 (each test runs slower
+#   beside another).  A test that boots two VMs itself ("# vm: -n 2") runs
+#   alone.
 # A test prints TAP; every "ok"/"not ok" line counts.  A test whose VM
 # crashes, times out or logs a kernel error report counts one failure more.
 # Each test's line is printed as it ends, with its wall time.
@@ -35,6 +36,13 @@ for t in selftests/metaroce/test_*; do
 	tests+=("$t")
 done
 
+# test_name TEST: the test's name, its file name without the extension.
+test_name() {
+	local n
+	n=$(basename "$1")
+	echo "${n%.*}"
+}
+
 # vm_opts TEST: its per-test VM options, "# vm: -n 2 -t 600" in its first
 # lines.
 vm_opts() { sed -n '1,10s/^# vm: //p' "$1"; }
@@ -44,8 +52,7 @@ vm_opts() { sed -n '1,10s/^# vm: //p' "$1"; }
 # "PASSED FAILED SKIPPED STATUS" in $out.counts.
 run_one() {
 	local t=$1 name out opts start rc p=0 f=0 s=0 so status=PASS
-	name=$(basename "$t")
-	name=${name%.*}
+	name=$(test_name "$t")
 	out=$results/$name
 	rm -rf "$out" "$out.line" "$out.counts"
 	opts=$(vm_opts "$t")
@@ -93,8 +100,7 @@ reap() {
 	wait -n -p pid "${!running[@]}"
 	t=${running[$pid]}
 	unset "running[$pid]"
-	t=$(basename "$t")
-	cat "$results/${t%.*}.line" 2>/dev/null
+	cat "$results/$(test_name "$t").line" 2>/dev/null
 }
 for t in "${tests[@]}"; do
 	alone=0
@@ -109,8 +115,7 @@ while ((${#running[@]})); do reap; done
 pass=0 fail=0 skip=0
 failed_tests=()
 for t in "${tests[@]}"; do
-	name=$(basename "$t")
-	name=${name%.*}
+	name=$(test_name "$t")
 	read -r p f s status < "$results/$name.counts" 2>/dev/null || { p=0 f=1 s=0 status=FAIL; }
 	[ "$status" = FAIL ] && failed_tests+=("$name")
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))

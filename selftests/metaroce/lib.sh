@@ -250,16 +250,19 @@ ibdev_gids() {
 		grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$'
 }
 
-# dev_counters DEV...: every non-zero port counter of each DEV, for the
-# diagnostics of a failed test.
-dev_counters() {
+# all_counters DEV...: every port counter of each DEV as "DEV name value"
+# (one grep per device: a process per counter costs seconds under TCG).
+all_counters() {
 	local d
-	# One grep per device: a process per counter costs seconds under TCG.
 	for d in "$@"; do
 		grep -H . /sys/class/infiniband/"$d"/ports/1/hw_counters/* |
-			sed -n "/:0\$/!s|^.*/\([^/]*\):|$d \1 |p"
+			sed "s|^.*/\([^/]*\):|$d \1 |"
 	done 2>/dev/null
 }
+
+# dev_counters DEV...: every non-zero port counter of each DEV, for the
+# diagnostics of a failed test.
+dev_counters() { all_counters "$@" | awk '$3 != "0"'; }
 
 port_state() {
 	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z_]*\) .*/\1/p'

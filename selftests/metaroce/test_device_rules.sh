@@ -159,15 +159,8 @@ ok_if "MRC-CONN-001: an address the peer did not advertise gets a new connection
 diag "$(mra show da)"
 
 # --- counters --------------------------------------------------------
-# snap FILE: every counter of da and db as "dev name value" (one grep per
-# device: a process per counter took a minute under TCG).
-snap() {
-	local d
-	for d in da db; do
-		grep -H . /sys/class/infiniband/$d/ports/1/hw_counters/* |
-			sed "s|^.*/\([^/]*\):|$d \1 |"
-	done > "$1"
-}
+# snap FILE: every counter of da and db as "dev name value".
+snap() { all_counters da db > "$1"; }
 # Gauges, the counters marked (G) in spec section 18, and the driver's own
 # beyond the spec (MRC-CNT-004), marked so in the user guide.
 GAUGES=$(sed -n 's/^| `\([a-z_]*\)` (G) |.*/\1/p' \

@@ -28,8 +28,9 @@ nvme_use_dev() {
 	esac
 }
 
-# nvme_fio STACK QD DEV: one verified random-read pass over NVME_MIB MiB at
-# queue depth QD; one "nvme" record.
+# nvme_fio STACK QD DEV: verified random reads at queue depth QD over the
+# NVME_MIB MiB the fill wrote (every block once; a quarter of them at queue
+# depth 1); one "nvme" record.
 nvme_fio() {
 	local st=$1 qd=$2 dev=$3 out=$BENCH_LOGS/nvme-$1-qd$2 line rc
 	local -a f
@@ -58,24 +59,27 @@ nvme_fio() {
 	fi
 }
 
+# nvme_failed STACK ERROR: a failed "nvme" record for each queue depth.
+nvme_failed() {
+	local qd
+	for qd in $NVME_QDS; do
+		rec group=nvme where=two-vm stack="$1" qd="$qd" bs=4096 status=failed error="$2"
+	done
+}
+
 # nvme_host STACK: connect, fill, the random-read passes, disconnect.
 nvme_host() {
 	local st=$1 dev qd ok=1
 	if ! nvme_host_connect || ! wait_for 30 nvme_host_bdev; then
-		for qd in $NVME_QDS; do
-			rec group=nvme where=two-vm stack="$st" qd="$qd" bs=4096 status=failed \
-				error="nvme-rdma did not connect to $TADDR"
-		done
+		nvme_failed "$st" "nvme-rdma did not connect to $TADDR"
 		return 1
 	fi
 	dev=$(nvme_host_bdev)
 	if ! timeout -k 5 300 fio --name=fill --filename="$dev" --rw=write --bs=4k --direct=1 \
 		--ioengine=libaio --iodepth=16 --size="${NVME_MIB}M" --verify=crc32c --do_verify=0 \
 		> "$BENCH_LOGS/nvme-$st-fill.log" 2>&1; then
-		for qd in $NVME_QDS; do
-			rec group=nvme where=two-vm stack="$st" qd="$qd" bs=4096 status=failed \
-				error="the fill failed: $(grep -i err "$BENCH_LOGS/nvme-$st-fill.log" | head -n 2 | tr '\n' ' ')"
-		done
+		nvme_failed "$st" \
+			"the fill failed: $(grep -i err "$BENCH_LOGS/nvme-$st-fill.log" | head -n 2 | tr '\n' ' ')"
 		ok=0
 	else
 		for qd in $NVME_QDS; do

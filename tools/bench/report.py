@@ -735,13 +735,17 @@ class Report:
         self.h(md_table(["case"] + [STACK_NAMES[st] for st in stacks] + ["MetaRoCE/rxe (1 ns)"], rows))
         self.h("")
 
+    def nvme_pair(self, qd):
+        """The MetaRoCE and rxe records of NVMe-oF at queue depth qd."""
+        return (one(self.recs, group="nvme", stack="mroce-2vm", qd=qd),
+                one(self.recs, group="nvme", stack="rxe-2vm", qd=qd))
+
     def nvme_ratio(self, qd):
-        return ratio(val(one(self.recs, group="nvme", stack="mroce-2vm", qd=qd), "iops"),
-                     val(one(self.recs, group="nvme", stack="rxe-2vm", qd=qd), "iops"))
+        m, x = self.nvme_pair(qd)
+        return ratio(val(m, "iops"), val(x, "iops"))
 
     def nvme_context(self, qd):
-        m = one(self.recs, group="nvme", stack="mroce-2vm", qd=qd)
-        x = one(self.recs, group="nvme", stack="rxe-2vm", qd=qd)
+        m, x = self.nvme_pair(qd)
         if m is None and x is None:
             return "not run"
         return "IOPS MetaRoCE %s, rxe %s; mean latency %s vs %s us (fio, every block verified)" % (
@@ -755,14 +759,14 @@ class Report:
             return
         self.h("## NVMe over Fabrics: fio 4 KiB random read, two VMs\n")
         self.h("nvmet-rdma exports a 32 MiB RAM disk (brd) from one VM; nvme-rdma on the other reads it "
-               "with fio (libaio, O_DIRECT), one random pass per queue depth over the blocks the fill wrote "
-               "(the whole disk in full and short runs). A sequential "
-               "fill first writes every block with fio's crc32c verify header, and every block read is "
-               "checked against it.\n")
+               "with fio (libaio, O_DIRECT), random reads per queue depth over the blocks the fill wrote "
+               "(the whole disk in full and short runs), each block at most once: all of them at queue "
+               "depth 32, a quarter at queue depth 1 (ios gives the count). A sequential fill first "
+               "writes every block with fio's crc32c verify header, and every block read is checked "
+               "against it.\n")
         rows = []
         for qd in sorted({r["qd"] for r in rs}):
-            m = one(R, group="nvme", stack="mroce-2vm", qd=qd)
-            x = one(R, group="nvme", stack="rxe-2vm", qd=qd)
+            m, x = self.nvme_pair(qd)
             rows.append([str(qd), cell(m, "iops", "%.0f"), cell(m, "lat_us"), cell(m, "p99_us"),
                          cell(x, "iops", "%.0f"), cell(x, "lat_us"), cell(x, "p99_us"),
                          rcell(self.nvme_ratio(qd))])
