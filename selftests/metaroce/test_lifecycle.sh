@@ -27,16 +27,43 @@ ok_if "moving the netdev to another namespace removes its device" wait_for 10 go
 ok_if "the moved netdev can be bound in its new namespace" \
 	ip netns exec $NS_B rdma link add lc2 type metaroce netdev mv0
 
-ok_if "a user context open while deleting: delete completes, user sees DEVICE_FATAL" bash -c \
-	'ip netns exec mrb ibv_asyncwatch -d lc2 > /tmp/aw.txt 2>&1 & w=$!; sleep 1;
-	 timeout 20 rdma link delete lc2; r=$?; sleep 1; kill $w; wait $w;
-	 cat /tmp/aw.txt; [ $r = 0 ] && ! [ -e /sys/class/infiniband/lc2 ] &&
-	 grep -q DEVICE_FATAL /tmp/aw.txt'
+# Starts ibv_asyncwatch on device $2 in namespace $1, output in $3, and
+# returns once it has opened the device (it prints its event fd then; a
+# loaded host can take seconds to start it).  Its pid is in $watch.
+watch_device() {
+	ip netns exec "$1" stdbuf -oL ibv_asyncwatch -d "$2" > "$3" 2>&1 &
+	watch=$!
+	wait_for 20 grep -q "async event FD" "$3"
+}
+stop_watch() { kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null; }
 
-ok_if "module unload with a device and an open user context removes it" bash -c \
-	'ip netns exec mra ibv_asyncwatch -d lc0 > /dev/null 2>&1 & w=$!; sleep 1;
-	 timeout 20 modprobe -r metaroce; r=$?; kill $w; wait $w;
-	 [ $r = 0 ] && ! [ -e /sys/class/infiniband/lc0 ] && ! grep -q "^metaroce " /proc/modules'
+delete_with_user() {
+	local r
+
+	watch_device mrb lc2 /tmp/aw.txt || { cat /tmp/aw.txt; return 1; }
+	timeout 20 rdma link delete lc2
+	r=$?
+	# DEVICE_FATAL is delivered before the delete returns; its line may
+	# still be on its way through the pipe.
+	wait_for 5 grep -q DEVICE_FATAL /tmp/aw.txt
+	stop_watch
+	cat /tmp/aw.txt
+	[ $r = 0 ] && gone lc2 && grep -q DEVICE_FATAL /tmp/aw.txt
+}
+ok_if "a user context open while deleting: delete completes, user sees DEVICE_FATAL" \
+	delete_with_user
+
+unload_with_user() {
+	local r
+
+	watch_device mra lc0 /tmp/aw0.txt || { cat /tmp/aw0.txt; return 1; }
+	timeout 20 modprobe -r metaroce
+	r=$?
+	stop_watch
+	[ $r = 0 ] && gone lc0 && ! grep -q "^metaroce " /proc/modules
+}
+ok_if "module unload with a device and an open user context removes it" \
+	unload_with_user
 ok_if "reload and re-add" bash -c \
 	'modprobe metaroce && ip netns exec mra rdma link add lc0 type metaroce netdev va &&
 	 ip netns exec mrb rdma link add lc3 type metaroce netdev vb'
