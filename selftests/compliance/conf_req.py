@@ -125,7 +125,7 @@ class RequesterTests:
                 r["type"] in (m.T_WRITE, m.T_SYNC)]
         record("MRC-CONN-037",
                [(x[0], x[1]) for x in w] == [(1, WC_SUCCESS), (2, WC_RETRY_EXC_ERR)] and
-               w[0][2] < 0.2 and 0.268 <= w[1][2] < 2.0 and not sent,
+               w[0][2] < 0.268 and 0.268 <= w[1][2] < 2.0 and not sent,
                "after STREAM_CLOSE completing SSN 0: completions (wr, status, s) %s "
                "(budget 0.268 s); stream packets after it: %d" % (w, len(sent)))
 

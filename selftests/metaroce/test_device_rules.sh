@@ -35,7 +35,7 @@ py() { timeout 120 /usr/bin/python3 "$here/pyverbs/device_rules.py" "$@"; }
 cap() {
 	local tcpd rc
 	rm -f $CAP
-	ip netns exec $NS_A tcpdump -i va -s 0 -U -w $CAP udp 2>/tmp/tcpdump.log &
+	ip netns exec $NS_A tcpdump -i va -s 0 -U --immediate-mode -w $CAP udp 2>/tmp/tcpdump.log &
 	tcpd=$!
 	wait_for 20 grep -q 'listening on' /tmp/tcpdump.log
 	"$@"; rc=$?

@@ -37,7 +37,7 @@ uso off
 capture() {
 	local pid rc
 	rm -f $CAP $CAP.fields
-	ip netns exec $NS_A tcpdump -i va -s 0 -U -w $CAP udp port 4793 \
+	ip netns exec $NS_A tcpdump -i va -s 0 -U --immediate-mode -w $CAP udp port 4793 \
 		2>/tmp/tcpdump.log &
 	pid=$!
 	wait_for 20 grep -q 'listening on' /tmp/tcpdump.log

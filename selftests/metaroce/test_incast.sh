@@ -40,6 +40,7 @@ ip netns exec mrr rdma link add mr type metaroce netdev r-eth
 for i in $(seq 1 $N); do
 	ip netns exec mrs$i rdma link add ms$i type metaroce netdev s$i-eth
 done
+for d in mr $(seq -f "ms%g" 1 $N); do wait_for 10 gid_index $d; done
 echo $RATE > /sys/module/metaroce/parameters/rx_capacity_mbps
 cnt() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 
@@ -48,7 +49,12 @@ for i in $(seq 1 $N); do
 	ip netns exec mrr timeout 200 ibv_rc_pingpong -d mr -g "$(gid_index mr)" \
 		-p $((18600 + i)) -s 65536 -n 200 -c > /tmp/incast-srv$i.log 2>&1 &
 done
-sleep 2
+# Each server listens once it has opened the device and made its QP; a
+# client does not retry its connect (seconds apart on a loaded host).
+listeners() { ip netns exec mrr ss -ltnH | grep -c ':186[0-9][0-9] '; }
+all_listening() { [ "$(listeners)" = $N ]; }
+wait_for 60 all_listening ||
+	diag "servers listening after 60 s: $(listeners) of $N"
 pids=()
 for i in $(seq 1 $N); do
 	ip netns exec mrs$i timeout 200 ibv_rc_pingpong -d ms$i \

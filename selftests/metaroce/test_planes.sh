@@ -10,7 +10,7 @@
 # devices, not a plane, a ninth plane.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 22
+tap_plan 23
 
 need_mr_tool
 
@@ -61,13 +61,19 @@ ok_if "show: ACTIVE paths on plane 0 and on plane 1" \
 		 [ \$(ip netns exec $NS_A $MR show la | grep -c '^    path [0-9]* plane 1 ACTIVE ') -ge 1 ]"
 
 # va2 goes down in the middle of a transfer.
+t0=$(txp $NS_A va2)
 kverbs rc_many iters=5000 > /tmp/planes-many.log 2>&1 &
 pid=$!
-sleep 2
+# Mid-transfer: once va2 carried some of it (not after a fixed time: the
+# module's setup takes seconds on a loaded host).
+va2_busy() { (($(txp $NS_A va2) > t0 + 200)); }
+mid=0
+wait_for 60 va2_busy && kill -0 $pid 2>/dev/null && mid=1
 ip -n $NS_A link set va2 down
 wait $pid
 rc=$?
 ok_if "va2 down mid-transfer: 5000 WRs complete, every byte, no QP error" test $rc -eq 0
+ok_if "va2 went down while the transfer used it" test $mid = 1
 [ $rc -eq 0 ] || diag "$(cat /tmp/planes-many.log)"
 show_all
 ok_if "the plane-1 paths are FAILED" plane_all $NS_A la 1 FAILED

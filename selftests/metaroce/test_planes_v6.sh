@@ -9,7 +9,7 @@
 # and fails the plane-1 paths; brought up, they are ACTIVE and carry data.
 . "$(dirname "$0")/lib.sh"
 
-tap_plan 11
+tap_plan 12
 
 need_mr_tool
 
@@ -92,14 +92,20 @@ ok_if "no path of the IPv6 connection on the IPv4-only plane 2" \
 ok_if "traffic used both IPv6 veth pairs" grew "$a1" "$a2" 100
 
 # va2 goes down in the middle of a transfer.
+t0=$(txp $NS_A va2)
 pp6 /tmp/pl6-b -s 65536 -n 600 > /tmp/pl6-b.out 2>&1 &
 pid=$!
-sleep 3
+# Mid-transfer: once va2 carried some of it (the pingpong server's start
+# alone can take seconds on a loaded host).
+va2_busy() { (($(txp $NS_A va2) > t0 + 200)); }
+mid=0
+wait_for 60 va2_busy && kill -0 $pid 2>/dev/null && mid=1
 ip -n $NS_A link set va2 down
 wait $pid
 rc=$?
 ok_if "va2 down mid-transfer: 600 round trips complete, every byte" \
 	test $rc -eq 0
+ok_if "va2 went down while the transfer used it" test $mid = 1
 [ $rc -eq 0 ] || diag "$(cat /tmp/pl6-b.out)"
 show_all
 allin() { plane_all $NS_A la 1 "$1" "$V6CONN"; }	# every plane-1 path in STATE
