@@ -32,6 +32,10 @@ int kv_ud_check_wc(struct kv_test *t, const struct ib_wc *wc,
 		return kv_fail(t,
 			       "UD receive: wc_flags 0x%x network_hdr_type %u, expected IB_WC_WITH_NETWORK_HDR_TYPE and RDMA_NETWORK_IPV4",
 			       wc->wc_flags, wc->network_hdr_type);
+	/* The RoCE packet type, as mlx5 gives it: UDP, IPv4 (MRC-DGM-010). */
+	if (wc->sl != 0xa)
+		return kv_fail(t, "UD receive: sl 0x%x, expected 0xa (UDP, IPv4)",
+			       wc->sl);
 	if (!!(wc->wc_flags & IB_WC_WITH_IMM) != imm)
 		return kv_fail(t, "UD receive: wc_flags 0x%x, IB_WC_WITH_IMM expected %s",
 			       wc->wc_flags, imm ? "set" : "clear");

@@ -164,8 +164,13 @@ def expect_none(cq, wait=0.3):
     check(ret == errno.ENOENT, 'unexpected completion (start_poll %d)' % ret)
 
 
+# A UD receive's sl: the RoCE packet type, UDP and IPv4, as mlx5 gives it
+# (spec MRC-DGM-010).
+SL_UDP_IPV4 = 0xa
+
+
 def check_wc(wc, what, wr_id, opcode, qp_num, byte_len=None, flags=0,
-             imm=None, src_qp=None):
+             imm=None, src_qp=None, sl=0):
     check(wc.status == e.IBV_WC_SUCCESS, '%s: status %d' % (what, wc.status))
     check(wc.wr_id == wr_id, '%s: wr_id %d != %d' % (what, wc.wr_id, wr_id))
     check(wc.opcode == opcode, '%s: opcode %d != %d' %
@@ -182,7 +187,7 @@ def check_wc(wc, what, wr_id, opcode, qp_num, byte_len=None, flags=0,
         check(wc.imm == imm, '%s: imm/rkey %#x != %#x' % (what, wc.imm, imm))
     if src_qp is not None:
         check(wc.src_qp == src_qp, '%s: src_qp %d' % (what, wc.src_qp))
-    check(wc.slid == 0 and wc.sl == 0 and wc.dlid_path_bits == 0,
+    check(wc.slid == 0 and wc.sl == sl and wc.dlid_path_bits == 0,
           '%s: slid %d sl %d dlid_path_bits %d' %
           (what, wc.slid, wc.sl, wc.dlid_path_bits))
 
@@ -516,7 +521,7 @@ def t_qpex_ud(da, db):
         imm = be32(0x1000 + i) if i % 2 else None
         check_wc(rwc[i], 'ud recv %d' % i, i, e.IBV_WC_RECV, qb.qp_num,
                  size + GRH_LEN, e.IBV_WC_WITH_IMM if i % 2 else 0, imm,
-                 src_qp=qa.qp_num)
+                 src_qp=qa.qp_num, sl=SL_UDP_IPV4)
         check(rwc[i].wc_flags & e.IBV_WC_GRH, 'ud recv %d: no GRH' % i)
         got = b.mr.read(size, DST + i * 2048 + GRH_LEN) if size else b''
         check(got == data[:size], 'ud payload %d' % size)

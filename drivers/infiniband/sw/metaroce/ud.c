@@ -14,6 +14,10 @@
 #include "verbs.h"
 #include "wire.h"
 
+/* A UD receive's wc.sl: the RoCE packet type, as mlx5 reports it. */
+#define MROCE_WC_SL_UDP_IPV4	0xa	/* bit 3 UDP, bits 2-0: 2 IPv4 */
+#define MROCE_WC_SL_UDP_IPV6	0x9	/* bit 3 UDP, bits 2-0: 1 IPv6 */
+
 /* Send one UD/GSI work request as a DATAGRAM (spec 14.2).  Worker context. */
 void mroce_ud_send(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
 {
@@ -166,6 +170,13 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	wc.port_num = MROCE_PORT;
 	wc.pkey_index = 0;
 	wc.network_hdr_type = ntype;
+	/*
+	 * SL has no meaning on a MetaRoCE wire: as mlx5 does for RoCE, it
+	 * tells user space (which sees no network_hdr_type) what the 40 GRH
+	 * bytes hold (MRC-DGM-010).
+	 */
+	wc.sl = ntype == RDMA_NETWORK_IPV4 ? MROCE_WC_SL_UDP_IPV4 :
+					     MROCE_WC_SL_UDP_IPV6;
 	wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 	if ((ntohl(dx->dflags_dqpn) >> 24) & MROCE_DX_IMM) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
