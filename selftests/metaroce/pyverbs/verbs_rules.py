@@ -323,7 +323,7 @@ def t_qmem(da, db):
           (len(big) + 1, attr.max_qp_wr, limit, err))
     # A QP of max_qp_wr WRs takes some 29 MiB: a few fit, not 64.
     check(1 <= len(big) < 64, '%d big QPs fit in %d MiB' % (len(big), limit))
-    # What is left is less than a big QP: a few big CQs (8 MiB) at most.
+    # What is left is less than a big QP: a few big CQs (64 MiB) at most.
     cqs, err = [], 0
     while len(cqs) < 16:
         try:

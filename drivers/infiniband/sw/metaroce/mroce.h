@@ -37,7 +37,12 @@
 #define MROCE_MAX_SGE		32
 #define MROCE_MAX_SGE_RD	32
 #define MROCE_MAX_CQ		SZ_64K
-#define MROCE_MAX_CQE		(SZ_128K - 1)
+/*
+ * libfabric's rxm sizes one CQ for (rx + tx size) x 256 peers, 196608
+ * entries with the verbs provider's defaults; mlx5 allows 4M.  Each entry
+ * is 64 bytes of a user ring, charged to the context's queue memory.
+ */
+#define MROCE_MAX_CQE		(SZ_1M - 1)
 #define MROCE_MAX_MR		SZ_256K
 #define MROCE_MAX_MW		SZ_64K
 #define MROCE_MAX_PD		SZ_64K
