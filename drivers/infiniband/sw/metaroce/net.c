@@ -58,6 +58,15 @@ static struct socket *mroce_sock_open(struct net *net, bool ipv6)
 	if (err)
 		return ERR_PTR(err);
 	setup_udp_tunnel_sock(net, sock, &tcfg);
+	/*
+	 * A tunnel socket asks for checksum conversion, which makes the stack
+	 * checksum every segment of a received UDP GSO batch (spec 4.8) in
+	 * software when it cuts the batch (udp_rcv_segment()), only to treat
+	 * the segments as verified afterwards.  Our packets carry their own
+	 * CRC32C, and a batch's UDP checksum was checked where it was built
+	 * (GRO) or never needed (a local sender's CHECKSUM_PARTIAL).
+	 */
+	inet_dec_convert_csum(sock->sk);
 	return sock;
 }
 
