@@ -11,6 +11,8 @@ from verdict import need, record
 
 QKEY = 0x11111111
 WC_SUCCESS, WC_LOC_LEN_ERR, WC_RECV, WC_WITH_IMM, WC_GRH = 0, 1, 128, 2, 1
+# A UD receive's sl: the RoCE packet type, UDP and IPv4 or IPv6 (MRC-DGM-010).
+SL_UDP_IPV4, SL_UDP_IPV6 = 0xa, 0x9
 
 
 class DatagramTests:
@@ -27,7 +29,8 @@ class DatagramTests:
         buf = bytes.fromhex(self.a("read_recv", qpn=u["qpn"], off=0, len=160)["hex"])
         ok = len(w) == 1 and w[0]["status"] == WC_SUCCESS and w[0]["opcode"] == WC_RECV and \
             w[0]["byte_len"] == 140 and w[0]["flags"] & WC_WITH_IMM and \
-            w[0]["flags"] & WC_GRH and socket.ntohl(w[0]["imm"]) == 0xCAFEBABE
+            w[0]["flags"] & WC_GRH and socket.ntohl(w[0]["imm"]) == 0xCAFEBABE and \
+            w[0]["sl"] == (SL_UDP_IPV6 if self.p.v6 else SL_UDP_IPV4)
         record("MRC-DGM-010", ok, "datagram receive completion %s" % w)
         udp_len = 8 + 48 + 100 + 4
         if self.p.v6:       # the whole IPv6 header

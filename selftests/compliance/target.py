@@ -179,7 +179,8 @@ class Target:
                         out.append(dict(cq=which, wr_id=wc.wr_id,
                                         status=wc.status, opcode=wc.opcode,
                                         byte_len=wc.byte_len,
-                                        imm=wc.imm_data, flags=wc.wc_flags))
+                                        imm=wc.imm_data, flags=wc.wc_flags,
+                                        sl=wc.sl))
             if out or time.monotonic() >= end:
                 return dict(wcs=out)
             time.sleep(0.01)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# vm: -t 900
+# vm: -t 1500
 #
 # What AI and HPC software runs on verbs, between two MetaRoCE devices in
 # two network namespaces (issue 22):
@@ -41,10 +41,11 @@ pair() {
 	local port=$1 srv=$2 cli=$3 pid rc=0 before
 	before=$(moved)
 	# shellcheck disable=SC2086
-	ip netns exec $NS_B timeout 120 $srv > /tmp/eco-srv.log 2>&1 &
+	# The server's bound covers its start and the client's run.
+	ip netns exec $NS_B timeout 200 $srv > /tmp/eco-srv.log 2>&1 &
 	pid=$!
-	wait_for 60 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':$port '" ||
-		{ echo "server not listening on $port after 60 s"; rc=1; }
+	listening() { kill -0 $pid 2>/dev/null && ip netns exec $NS_B ss -ltnH | grep -q ":$port "; }
+	wait_for 60 listening || { echo "server not listening on $port after 60 s"; rc=1; }
 	# shellcheck disable=SC2086
 	((rc)) || ip netns exec $NS_A timeout 120 $cli > /tmp/eco-cli.log 2>&1 || rc=1
 	((rc)) && kill $pid 2>/dev/null

@@ -40,7 +40,7 @@ stop_watch() { kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null; }
 delete_with_user() {
 	local r
 
-	watch_device mrb lc2 /tmp/aw.txt || { cat /tmp/aw.txt; return 1; }
+	watch_device mrb lc2 /tmp/aw.txt || { stop_watch; cat /tmp/aw.txt; return 1; }
 	timeout 20 rdma link delete lc2
 	r=$?
 	# DEVICE_FATAL is delivered before the delete returns; its line may
@@ -56,7 +56,7 @@ ok_if "a user context open while deleting: delete completes, user sees DEVICE_FA
 unload_with_user() {
 	local r
 
-	watch_device mra lc0 /tmp/aw0.txt || { cat /tmp/aw0.txt; return 1; }
+	watch_device mra lc0 /tmp/aw0.txt || { stop_watch; cat /tmp/aw0.txt; return 1; }
 	timeout 20 modprobe -r metaroce
 	r=$?
 	stop_watch

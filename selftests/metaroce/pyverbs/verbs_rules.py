@@ -323,17 +323,25 @@ def t_qmem(da, db):
           (len(big) + 1, attr.max_qp_wr, limit, err))
     # A QP of max_qp_wr WRs takes some 29 MiB: a few fit, not 64.
     check(1 <= len(big) < 64, '%d big QPs fit in %d MiB' % (len(big), limit))
-    # What is left is less than a big QP: a few big CQs (64 MiB) at most.
+    # What is left is less than a big QP (29 MiB): CQs of 4095 CQEs (a
+    # 256 KiB ring each) fill it with the QPs' charge counted, fewer than
+    # 116 of them.  (A CQ of max_cqe, 64 MiB, exceeds the limit alone.)
     cqs, err = [], 0
-    while len(cqs) < 16:
+    while len(cqs) < 256:
         try:
-            cqs.append(CQ(h.ctx, attr.max_cqe))
+            cqs.append(CQ(h.ctx, 4095))
         except PyverbsRDMAError as ex:
             err = ex.error_code
             break
-    check(err == errno.ENOMEM and len(cqs) < 16,
-          'CQ %d of %d CQEs at the limit: errno %d' %
-          (len(cqs) + 1, attr.max_cqe, err))
+    check(err == errno.ENOMEM and len(cqs) < 116,
+          'CQ %d of 4095 CQEs at the limit: errno %d' % (len(cqs) + 1, err))
+    try:
+        CQ(h.ctx, attr.max_cqe).close()
+        err = 0
+    except PyverbsRDMAError as ex:
+        err = ex.error_code
+    check(err == errno.ENOMEM, 'CQ of max_cqe (%d) CQEs at the limit: errno %d' %
+          (attr.max_cqe, err))
     for cq in cqs:
         cq.close()
     # The limit is bytes, per context: a small QP still fits here, a big

@@ -27,12 +27,14 @@ static int mroce_create_user_cq(struct mroce_cq *cq, int cqe,
 
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
-	err = mroce_ring_init(&cq->uring, cqe, METAROCE_CQE_SIZE);
+	/* Charged first: a CQ beyond the context's limit allocates nothing. */
+	err = mroce_qmem_charge(&cq->qmem, udata,
+				mroce_ring_bytes(cqe, METAROCE_CQE_SIZE));
 	if (err)
 		return err;
-	err = mroce_qmem_charge(&cq->qmem, udata, cq->uring.size);
+	err = mroce_ring_init(&cq->uring, cqe, METAROCE_CQE_SIZE);
 	if (err) {
-		mroce_ring_free(&cq->uring);
+		mroce_qmem_uncharge(&cq->qmem, SIZE_MAX);
 		return err;
 	}
 	err = mroce_ring_mmap_insert(udata, &cq->uring, &cq->mmap, &resp.ring);
@@ -307,17 +309,19 @@ static int mroce_resize_user_cq(struct mroce_cq *cq, int cqe,
 	struct mroce_ring new, old;
 	unsigned long flags;
 	u32 i, n, cons;
+	size_t bytes;
 	int err;
 
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
-	err = mroce_ring_init(&new, cqe, METAROCE_CQE_SIZE);
+	/* Both rings are charged until the old one goes; the new one first. */
+	bytes = mroce_ring_bytes(cqe, METAROCE_CQE_SIZE);
+	err = mroce_qmem_charge(&cq->qmem, udata, bytes);
 	if (err)
 		return err;
-	/* Both rings are charged until the old one goes. */
-	err = mroce_qmem_charge(&cq->qmem, udata, new.size);
+	err = mroce_ring_init(&new, cqe, METAROCE_CQE_SIZE);
 	if (err) {
-		mroce_ring_free(&new);
+		mroce_qmem_uncharge(&cq->qmem, bytes);
 		return err;
 	}
 	err = mroce_ring_mmap_insert(udata, &new, &entry, &resp.ring);

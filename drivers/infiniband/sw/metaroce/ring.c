@@ -10,12 +10,19 @@
 
 #include "ring.h"
 
+/* The bytes of a ring that holds at least the given number of slots. */
+size_t mroce_ring_bytes(u32 slots, u32 slot_size)
+{
+	slots = roundup_pow_of_two(max(slots, 1U));
+	return PAGE_ALIGN(METAROCE_RING_HDR_SIZE + (size_t)slots * slot_size);
+}
+
 int mroce_ring_init(struct mroce_ring *r, u32 slots, u32 slot_size)
 {
 	slots = roundup_pow_of_two(max(slots, 1U));
 	r->slot_size = slot_size;
 	r->mask = slots - 1;
-	r->size = PAGE_ALIGN(METAROCE_RING_HDR_SIZE + (size_t)slots * slot_size);
+	r->size = mroce_ring_bytes(slots, slot_size);
 	r->hdr = __vmalloc(r->size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!r->hdr)
 		return -ENOMEM;

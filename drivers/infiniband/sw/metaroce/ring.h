@@ -21,6 +21,7 @@ struct mroce_ring {
 	u32 cons;			/* consumer's own index (when we consume) */
 };
 
+size_t mroce_ring_bytes(u32 slots, u32 slot_size);
 int mroce_ring_init(struct mroce_ring *r, u32 slots, u32 slot_size);
 void mroce_ring_free(struct mroce_ring *r);
 void mroce_ring_reset(struct mroce_ring *r);

@@ -14,7 +14,7 @@
 #include "verbs.h"
 #include "wire.h"
 
-/* A UD receive's wc.sl: the RoCE packet type, as mlx5 reports it. */
+/* A UD receive's wc.sl: the RoCE packet type (mlx5's user space provider). */
 #define MROCE_WC_SL_UDP_IPV4	0xa	/* bit 3 UDP, bits 2-0: 2 IPv4 */
 #define MROCE_WC_SL_UDP_IPV6	0x9	/* bit 3 UDP, bits 2-0: 1 IPv6 */
 
@@ -171,9 +171,9 @@ void mroce_ud_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	wc.pkey_index = 0;
 	wc.network_hdr_type = ntype;
 	/*
-	 * SL has no meaning on a MetaRoCE wire: as mlx5 does for RoCE, it
-	 * tells user space (which sees no network_hdr_type) what the 40 GRH
-	 * bytes hold (MRC-DGM-010).
+	 * SL has no meaning on a MetaRoCE wire: as mlx5's user space provider
+	 * does for RoCE, it tells user space (which sees no network_hdr_type)
+	 * what the 40 GRH bytes hold (MRC-DGM-010).
 	 */
 	wc.sl = ntype == RDMA_NETWORK_IPV4 ? MROCE_WC_SL_UDP_IPV4 :
 					     MROCE_WC_SL_UDP_IPV6;
