@@ -539,6 +539,38 @@ u32 mroce_rc_oldest_ssn(struct mroce_qp *qp)
 }
 
 /*
+ * The retry timer expired while the oldest request is the message an RNR
+ * or NOT_READY NAK was last for: send it again from its start, as after
+ * the wait (MRC-PLC-040).  The responder sends one RNR NAK per wait time
+ * and drops the message's other packets meanwhile; a resend that reaches
+ * it within the wait of a late NAK for the previous copy is dropped
+ * without a NAK, and if the receive was posted in between, the rest of
+ * the message is placed and nothing would ever send the dropped part
+ * again.  True if it rewound.  conn->lock held.
+ */
+bool mroce_rc_rnr_resend(struct mroce_conn *conn, struct mroce_qp *qp)
+{
+	struct mroce_stream *st = &qp->stream;
+	struct mroce_send_wqe *wqe;
+	u32 idx;
+
+	lockdep_assert_held(&conn->lock);
+
+	if (qp->sq.ring.cons == st->send_idx ||
+	    st->rnr_ssn != mroce_rc_oldest_ssn(qp))
+		return false;
+	wqe = mroce_find_ssn(qp, st->rnr_ssn);
+	if (!wqe || !mroce_wqe_consumes_recv(wqe->opcode))
+		return false;
+	idx = wqe - qp->sq.shadow;
+	st->send_idx = qp->sq.ring.cons +
+		       ((idx - qp->sq.ring.cons) & qp->sq.ring.mask);
+	st->send_off = 0;
+	mroce_wait(conn, qp);
+	return true;
+}
+
+/*
  * Run the streams waiting for the connection, window room or a timer,
  * oldest first.  Once the connection has no room left, the rest keep
  * their place: trying each of them would only queue it again, and with

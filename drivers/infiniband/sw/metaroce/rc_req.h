@@ -39,6 +39,7 @@ void mroce_rc_fatal_nak(struct mroce_conn *conn, struct mroce_qp *qp, u8 code,
 			u32 ssn);
 bool mroce_rc_incomplete(struct mroce_qp *qp);
 u32 mroce_rc_oldest_ssn(struct mroce_qp *qp);
+bool mroce_rc_rnr_resend(struct mroce_conn *conn, struct mroce_qp *qp);
 u64 mroce_rc_retry_budget_us(const struct mroce_qp *qp);
 
 #endif /* MROCE_RC_REQ_H */

@@ -245,7 +245,8 @@ static bool mroce_retry_expired(struct mroce_conn *conn, struct mroce_qp *qp)
 	}
 	mroce_count(conn->mdev, STREAM_RETRIES);
 	mroce_retry_arm(conn, qp);
-	return true;
+	/* A message that drew an RNR NAK goes again instead of a SYNC. */
+	return !mroce_rc_rnr_resend(conn, qp);
 }
 
 /* The ACTIVE path with the smallest srtt, else path 0. */
