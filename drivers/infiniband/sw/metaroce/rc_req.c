@@ -538,6 +538,17 @@ u32 mroce_rc_oldest_ssn(struct mroce_qp *qp)
 	return mroce_shadow(qp, qp->sq.ring.cons)->ssn;
 }
 
+/* Send again from wqe's message on, from its start (an RNR resend). */
+static void mroce_rc_rewind(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
+{
+	struct mroce_stream *st = &qp->stream;
+	u32 idx = wqe - qp->sq.shadow;
+
+	st->send_idx = qp->sq.ring.cons +
+		       ((idx - qp->sq.ring.cons) & qp->sq.ring.mask);
+	st->send_off = 0;
+}
+
 /*
  * The retry timer expired while the oldest request is the message an RNR
  * or NOT_READY NAK was last for: send it again from its start, as after
@@ -552,7 +563,6 @@ bool mroce_rc_rnr_resend(struct mroce_conn *conn, struct mroce_qp *qp)
 {
 	struct mroce_stream *st = &qp->stream;
 	struct mroce_send_wqe *wqe;
-	u32 idx;
 
 	lockdep_assert_held(&conn->lock);
 
@@ -562,10 +572,7 @@ bool mroce_rc_rnr_resend(struct mroce_conn *conn, struct mroce_qp *qp)
 	wqe = mroce_find_ssn(qp, st->rnr_ssn);
 	if (!wqe || !mroce_wqe_consumes_recv(wqe->opcode))
 		return false;
-	idx = wqe - qp->sq.shadow;
-	st->send_idx = qp->sq.ring.cons +
-		       ((idx - qp->sq.ring.cons) & qp->sq.ring.mask);
-	st->send_off = 0;
+	mroce_rc_rewind(qp, wqe);
 	mroce_wait(conn, qp);
 	return true;
 }
@@ -857,7 +864,6 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 	struct mroce_send_wqe *wqe;
 	struct mroce_stream *st;
 	struct mroce_qp *qp;
-	u32 idx;
 
 	/* Its Completed SSN first, as a Stream Record's (MRC-ERR-006). */
 	mroce_rc_rx_sr(conn, &sr);
@@ -888,10 +894,7 @@ void mroce_rc_rx_nak(struct mroce_conn *conn, const struct mroce_nkx *nkx)
 		}
 		mroce_count(conn->mdev, RNR_RETRIES);
 		/* Start again from that message after the wait (spec 10.7). */
-		idx = wqe - qp->sq.shadow;
-		st->send_idx = qp->sq.ring.cons +
-			       ((idx - qp->sq.ring.cons) & qp->sq.ring.mask);
-		st->send_off = 0;
+		mroce_rc_rewind(qp, wqe);
 		st->rnr_ssn = ssn;
 		/*
 		 * At least a jiffy, as when the pause was kept in jiffies: a
