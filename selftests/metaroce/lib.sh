@@ -81,6 +81,38 @@ wait_for() {
 	return 1
 }
 
+# pcap_start NS DEV FILE FILTER...: tcpdump in namespace NS writes DEV's
+# packets that match FILTER to FILE, in the background; returns once it
+# listens.  Not --immediate-mode: that takes libpcap's ring of fixed
+# 256 KiB frames, 8 in the default buffer, and under TCG it dropped most of
+# a kernel verbs transfer.  The 64 MiB ring of variable-length blocks keeps
+# up; pcap_stop waits out the block timeout before it stops tcpdump.
+pcap_start() {
+	local ns=$1 dev=$2 file=$3
+	shift 3
+	rm -f "$file" /tmp/tcpdump.log
+	ip netns exec "$ns" tcpdump -i "$dev" -s 0 -B 65536 -U -w "$file" "$@" \
+		2>/tmp/tcpdump.log &
+	_pcap_pid=$!
+	wait_for 20 grep -q 'listening on' /tmp/tcpdump.log
+}
+
+# pcap_stop: stop pcap_start's tcpdump once its last block is written (two
+# of its 1 s block timeouts).  Fails, saying how many, if the kernel
+# dropped packets: a capture with holes cannot be compared with what was
+# sent.
+pcap_stop() {
+	local dropped
+	sleep 2
+	kill -INT "$_pcap_pid"
+	wait "$_pcap_pid"
+	dropped=$(sed -n 's/^\([0-9]*\) packets\? dropped by kernel.*/\1/p' /tmp/tcpdump.log)
+	if [ "${dropped:-0}" != 0 ]; then
+		echo "# tcpdump: $dropped packets dropped by kernel" >&2
+		return 1
+	fi
+}
+
 # wait_or_dump S PID...: wait at most S seconds for the PIDs (children of
 # this shell) to end.  If one still runs then, it is stuck: log the
 # kernel's blocked tasks (sysrq w, into dmesg) and the stuck processes'

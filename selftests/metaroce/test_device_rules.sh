@@ -30,16 +30,13 @@ done
 
 py() { timeout 120 /usr/bin/python3 "$here/pyverbs/device_rules.py" "$@"; }
 
-# cap CMD...: CMD's UDP packets on va (host A) in $CAP: tcpdump starts
-# before CMD and stops a second after it; CMD's exit status.
+# cap CMD...: CMD's UDP packets on va (host A) in $CAP; fails if CMD does
+# or the capture lost packets.
 cap() {
-	local tcpd rc
-	rm -f $CAP
-	ip netns exec $NS_A tcpdump -i va -s 0 -U --immediate-mode -w $CAP udp 2>/tmp/tcpdump.log &
-	tcpd=$!
-	wait_for 20 grep -q 'listening on' /tmp/tcpdump.log
+	local rc
+	pcap_start $NS_A va $CAP udp
 	"$@"; rc=$?
-	sleep 1; kill -INT $tcpd; wait $tcpd
+	pcap_stop || return 1
 	return $rc
 }
 # npkts FILTER: packets in $CAP that match the tcpdump FILTER.

@@ -33,19 +33,15 @@ uso() {
 }
 uso off
 
-# capture CMD...: run CMD with tcpdump capturing va's MetaRoCE packets in $CAP.
+# capture CMD...: run CMD with tcpdump capturing va's MetaRoCE packets in
+# $CAP; fails if CMD does or the capture lost packets.
 capture() {
-	local pid rc
-	rm -f $CAP $CAP.fields
-	ip netns exec $NS_A tcpdump -i va -s 0 -U --immediate-mode -w $CAP udp port 4793 \
-		2>/tmp/tcpdump.log &
-	pid=$!
-	wait_for 20 grep -q 'listening on' /tmp/tcpdump.log
+	local rc
+	rm -f $CAP.fields
+	pcap_start $NS_A va $CAP udp port 4793
 	"$@"
 	rc=$?
-	sleep 1
-	kill -INT $pid
-	wait $pid
+	pcap_stop || return 1
 	return $rc
 }
 
