@@ -380,6 +380,15 @@ def t_resize(da, db):
     wcs = poll(cq, 10)
     check([w.wr_id for w in wcs] == list(range(12, 22)),
           'completions after shrinking')
+    # A ring is a power of two: the cqe it reports may exceed the request,
+    # never max_cqe, so resizing to it is valid (it was EINVAL at max_cqe).
+    max_cqe = b.ctx.query_device().max_cqe
+    big = CQ(b.ctx, max_cqe - 1)
+    check(max_cqe - 1 <= big.cqe <= max_cqe, 'CQ of max_cqe - 1 (%d): cqe %d' %
+          (max_cqe - 1, big.cqe))
+    big.resize(big.cqe)
+    check(big.cqe <= max_cqe, 'cqe %d after a resize to itself' % big.cqe)
+    big.close()
 
 
 def to_state(qp, state):

@@ -42,7 +42,7 @@
  * entries with the verbs provider's defaults; mlx5 allows 4M.  Each entry
  * is 64 bytes of a user ring, charged to the context's queue memory.
  */
-#define MROCE_MAX_CQE		(SZ_1M - 1)
+#define MROCE_MAX_CQE		SZ_1M
 #define MROCE_MAX_MR		SZ_256K
 #define MROCE_MAX_MW		SZ_64K
 #define MROCE_MAX_PD		SZ_64K
