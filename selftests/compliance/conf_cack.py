@@ -56,15 +56,18 @@ class CarriedAckTests:
     # MRC-ACK-021), and its probe and retransmission timers wait longer
     # than our answers, made in Python, take: a packet resent would be
     # one our carried ACK did not acknowledge.
-    CACK_TUNABLES = dict(hint=0, pto_min_us=100000, rto_initial_us=1000000,
-                         rto_min_us=300000)
+    # A slow target (MROCE_SLOW) waits that much longer.
+    def cack_tunables(self):
+        return dict(hint=0, pto_min_us=int(100000 * self.slow),
+                    rto_initial_us=int(1000000 * self.slow),
+                    rto_min_us=int(300000 * self.slow))
 
     def t_cack_responder(self):
         """The target as responder (MRC-ACK-019, MRC-ACK-021, MRC-ACK-023):
         an 8-byte READ and an ATOMIC, each answered by one packet that
         carries the ACK of the request; no ACK of their own follows, and
         no Stream Record: the responses imply the completions."""
-        with self.tuned(**self.CACK_TUNABLES):
+        with self.tuned(**self.cack_tunables()):
             self.cack_responder()
 
     def t_cack_requester(self):
@@ -75,7 +78,7 @@ class CarriedAckTests:
         (the WRITE because our response implies it).  Carried AKXs with a
         Num SR, a Reserved byte or an Acked Path ID out of range drop
         their packet (drop_bad_header)."""
-        with self.tuned(**self.CACK_TUNABLES):
+        with self.tuned(**self.cack_tunables()):
             self.cack_requester()
 
     def cack_responder(self):

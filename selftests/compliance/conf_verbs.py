@@ -238,8 +238,16 @@ class VerbsTests:
         MRC-PLC-039): past the MSN Limit of our CREDIT record it holds its
         SENDs; with nothing else in flight it may send one as a probe after
         rto_min_us without a credit update; a higher limit lets the next
-        one go."""
-        rto_min = (self.tunable("rto_min_us") or 1000) / 1e6
+        one go.  A slow target (MROCE_SLOW) takes a longer rto_min_us, so
+        that its probe time outlasts our RPCs."""
+        rto_min_us = self.tunable("rto_min_us")
+        if rto_min_us is None or self.slow == 1:
+            self.req_credit((rto_min_us or 1000) / 1e6)
+            return
+        with self.tuned(rto_min_us=int(rto_min_us * self.slow)):
+            self.req_credit(rto_min_us * self.slow / 1e6)
+
+    def req_credit(self, rto_min):
         q = self.new_qp(timeout=18)
         self.a("post_send", qpn=q["qpn"], opcode="send", len=16, wr_id=1)
         pk = self.stream_pkts(q, (m.T_SEND,), lambda o: len(o) >= 1)
