@@ -56,11 +56,11 @@ class CarriedAckTests:
     # MRC-ACK-021), and its probe and retransmission timers wait longer
     # than our answers, made in Python, take: a packet resent would be
     # one our carried ACK did not acknowledge.
-    # A slow target (MROCE_SLOW) waits that much longer.
+    # A slow target (MROCE_SLOW) waits longer, within the ranges of spec
+    # 17 (pto_min_us and rto_initial_us are at their maximum already).
     def cack_tunables(self):
-        return dict(hint=0, pto_min_us=int(100000 * self.slow),
-                    rto_initial_us=int(1000000 * self.slow),
-                    rto_min_us=int(300000 * self.slow))
+        return dict(hint=0, pto_min_us=100000, rto_initial_us=1000000,
+                    rto_min_us=int(min(300000 * self.slow, 1000000)))
 
     def t_cack_responder(self):
         """The target as responder (MRC-ACK-019, MRC-ACK-021, MRC-ACK-023):
@@ -145,8 +145,12 @@ class CarriedAckTests:
                                carried(rr["path_id"]), b"\x77" * 16,
                                flags=m.F_LAST | m.F_AKX)[0], sport=rr["sport"])
         wcs = self.swcs(q, 3.0)
+        # A slow target's probe timer (pto_min_us is at its maximum) may
+        # fire before our ACKs are processed; once its work requests
+        # completed, it must send nothing again.
+        since = len(pp.seen) if self.slow > 1 else n1
         time.sleep(0.3)
-        resent = [(hex(r["type"]), r["psn"]) for r in pp.seen[n1:]
+        resent = [(hex(r["type"]), r["psn"]) for r in pp.seen[since:]
                   if r.get("dqpn") == q["mine"] and r["type"] in (m.T_WRITE, m.T_READ_REQ)]
         c1 = self.counters("acks_carried_rcvd", "drop_bad_header")
         mem = bytes.fromhex(self.a("read", qpn=q["qpn"], off=0, len=16)["hex"])

@@ -466,7 +466,8 @@ class InitiatorTests:
         n0 = len(pp.seen)
         start()
         pk = self.stream_pkts(q, (ptype,), lambda o: {r["offset"] for r in o} >=
-                              set(range(0, length, seg)), timeout=10.0, peer=pp)
+                              set(range(0, length, seg)), timeout=10.0 * self.slow,
+                              peer=pp)
         pp.lose = None
         order = [r["offset"] for r in pp.seen[n0:] if r["type"] == ptype and
                  r.get("sqpn") == q["qpn"]]

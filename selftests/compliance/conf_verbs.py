@@ -244,8 +244,9 @@ class VerbsTests:
         if rto_min_us is None or self.slow == 1:
             self.req_credit((rto_min_us or 1000) / 1e6)
             return
-        with self.tuned(rto_min_us=int(rto_min_us * self.slow)):
-            self.req_credit(rto_min_us * self.slow / 1e6)
+        slow_us = int(min(rto_min_us * self.slow, 1000000))    # its maximum
+        with self.tuned(rto_min_us=slow_us):
+            self.req_credit(slow_us / 1e6)
 
     def req_credit(self, rto_min):
         q = self.new_qp(timeout=18)

@@ -95,6 +95,9 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
             if ok:
                 for k, v in values.items():
                     self.a("tunable", name=k, value=v)
+                    # A value out of the tunable's range is refused.
+                    need(self.tunable(k) == v, "tunable %s: %s refused, it is %s" %
+                         (k, v, self.tunable(k)))
             yield ok
         finally:
             if ok:

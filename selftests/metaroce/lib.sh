@@ -97,15 +97,20 @@ pcap_start() {
 	wait_for 20 grep -q 'listening on' /tmp/tcpdump.log
 }
 
-# pcap_stop: stop pcap_start's tcpdump once its last block is written (two
-# of its 1 s block timeouts).  Fails, saying how many, if the kernel
-# dropped packets: a capture with holes cannot be compared with what was
-# sent.
+# pcap_stop: stop pcap_start's tcpdump once its last block is written (the
+# kernel retires a block at a 1 s timer tick that finds it still current:
+# up to two ticks, and one more for margin).  Fails, saying why, if the
+# kernel dropped packets (a capture with holes cannot be compared with what
+# was sent) or tcpdump did not run to its end.
 pcap_stop() {
 	local dropped
-	sleep 2
+	sleep 3
 	kill -INT "$_pcap_pid"
 	wait "$_pcap_pid"
+	if ! grep -q 'packets\? captured' /tmp/tcpdump.log; then
+		echo "# tcpdump did not run: $(tail -n 2 /tmp/tcpdump.log)" >&2
+		return 1
+	fi
 	dropped=$(sed -n 's/^\([0-9]*\) packets\? dropped by kernel.*/\1/p' /tmp/tcpdump.log)
 	if [ "${dropped:-0}" != 0 ]; then
 		echo "# tcpdump: $dropped packets dropped by kernel" >&2

@@ -80,11 +80,12 @@ ok_if "rstream -T v -T n (non-blocking)" rstream_pair -S 1000 -C 100 -T v -T n
 # client's CQ before the client polls again (a stalled vCPU is enough),
 # the client exits 16 (POLLHUP) without a word after the server
 # succeeded; seen under host load with no NAK or error counted on either
-# device.  That signature, and only it, gets two more tries; any other
-# failure, or the race three times in a row, fails.
+# device.  That signature, and only it, gets four more tries (three in a
+# row lost it with six VMs on the host's two CPUs); any other failure, or
+# the race five times in a row, fails.
 rstream_async() {
 	local i
-	for i in 1 2 3; do
+	for i in 1 2 3 4 5; do
 		rstream_pair "$@" && return 0
 		((CLI_RC == 16)) && grep -q '^custom' $SRV || return 1
 		echo "try $i: the client saw the hangup before its last data"
