@@ -240,13 +240,10 @@ class VerbsTests:
         rto_min_us without a credit update; a higher limit lets the next
         one go.  A slow target (MROCE_SLOW) takes a longer rto_min_us, so
         that its probe time outlasts our RPCs."""
-        rto_min_us = self.tunable("rto_min_us")
-        if rto_min_us is None or self.slow == 1:
-            self.req_credit((rto_min_us or 1000) / 1e6)
-            return
+        rto_min_us = self.tunable("rto_min_us") or 1000
         slow_us = int(min(rto_min_us * self.slow, 1000000))    # its maximum
-        with self.tuned(rto_min_us=slow_us):
-            self.req_credit(slow_us / 1e6)
+        with self.tuned(rto_min_us=slow_us) as ok:
+            self.req_credit((slow_us if ok else rto_min_us) / 1e6)
 
     def req_credit(self, rto_min):
         q = self.new_qp(timeout=18)

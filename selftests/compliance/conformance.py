@@ -96,8 +96,8 @@ class Suite(AckTests, StreamTests, RequesterTests, DatagramTests, InitiatorTests
                 for k, v in values.items():
                     self.a("tunable", name=k, value=v)
                     # A value out of the tunable's range is refused.
-                    need(self.tunable(k) == v, "tunable %s: %s refused, it is %s" %
-                         (k, v, self.tunable(k)))
+                    now = self.tunable(k)
+                    need(now == v, "tunable %s: %s refused, it is %s" % (k, v, now))
             yield ok
         finally:
             if ok:

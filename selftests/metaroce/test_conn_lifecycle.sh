@@ -19,12 +19,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 # py TEST: one conn_life.py test; its output (timings) goes to the TAP
 # diagnostics whether it passes or not.
 # Under the debug kernel conn_life.py takes a failure before the retry
-# budget as one whose retry clock started before the kill (MROCE_SLOW).
-slow=1
-debug_kernel && slow=4
+# budget as one whose retry clock started before the kill (MROCE_SLOW,
+# from lib.sh).
 py() {
 	local rc
-	MROCE_SLOW=$slow /usr/bin/python3 "$here/pyverbs/conn_life.py" "$@" > "/tmp/conn-$1.log" 2>&1
+	/usr/bin/python3 "$here/pyverbs/conn_life.py" "$@" > "/tmp/conn-$1.log" 2>&1
 	rc=$?
 	cat "/tmp/conn-$1.log" >> /tmp/conn-life.log
 	return $rc
