@@ -263,9 +263,11 @@ class InitiatorTests:
         pp = self.init_peer(0, max_rx_paths=2, maxsh=1)
         if not pp:
             return
-        with self.tuned(rto_initial_us=1000000, rto_min_us=1000000) as slow:
+        with self.tuned(rto_initial_us=1000000, rto_min_us=1000000,
+                        pto_min_us=100000) as slow:
             if not slow:
-                print("# rto_initial_us, rto_min_us cannot be set: initiator checks skipped")
+                print("# rto_initial_us, rto_min_us, pto_min_us cannot be set: initiator "
+                      "checks skipped")
                 return
             self.init_connect(pp)
 
@@ -335,9 +337,13 @@ class InitiatorTests:
         first = data(n1)
         per = [len(data(n1, pid)) for pid in range(npaths)]
         fresh = [len(data(n1, pid, True)) for pid in range(npaths)]
-        record("MRC-CC-004", fresh == [init] * npaths,
-               "32 KiB WRITE, nothing acknowledged: new packets per path %s, init_cwnd_pkts %d" %
-               (fresh, init))
+        # A path's first window is init_cwnd_pkts sequenced packets.  On a
+        # slow host another path's probe timer may fire first, and its tail
+        # loss probe (RETX, spec 9.2.3) may take one of this path's slots.
+        record("MRC-CC-004", per == [init] * npaths and
+               all(per[p] - fresh[p] <= 1 for p in range(npaths)),
+               "32 KiB WRITE, nothing acknowledged: sequenced packets per path %s, of them "
+               "new %s (the rest tail loss probes), init_cwnd_pkts %d" % (per, fresh, init))
         record("MRC-CC-002", per == [init] * npaths and len(first) == init * npaths,
                "nothing acknowledged, windows of %d full packets: sequenced packets per "
                "path %s, Path IDs %s" % (init, per, sorted({r["path_id"] for r in first})))
@@ -353,8 +359,9 @@ class InitiatorTests:
         record("MRC-CC-005", grown == [2 * init] + [0] * (npaths - 1),
                "an ACK of path 0's %d packets: new packets per path %s, expected %s" %
                (init, grown, [2 * init] + [0] * (npaths - 1)))
-        # PTO = 2 srtt + our Max ACK Delay (10 us), srtt from the two
-        # samples path 0 had: our PROBE_REPLY, our ACK (MRC-LOSS-004).
+        # PTO = max(2 srtt + our Max ACK Delay (10 us), pto_min_us), srtt
+        # from the two samples path 0 had: our PROBE_REPLY, our ACK
+        # (MRC-LOSS-004); pto_min_us is 0.1 s here.
         def probe0():
             return next((i for i in range(n2, len(pp.seen)) if pp.seen[i]["type"] == m.T_PROBE
                          and pp.seen[i]["path_id"] == 0), None)
@@ -362,7 +369,7 @@ class InitiatorTests:
         i = probe0()
         sent0 = [r for r in pp.seen[n2:i] if is_seq(r) and r["path_id"] == 0] if i else []
         if sent0:
-            pto = 2 * (7 * lat + r2) / 8
+            pto = max(2 * (7 * lat + r2) / 8, 0.1)
             d = pp.seen[i]["kt"] - sent0[-1]["kt"]
             note = ("PROBE %.3f s after path 0's last packet; PTO from its samples %.3f s "
                     "and %.3f s: %.3f s" % (d, lat, r2, pto))

@@ -259,9 +259,13 @@ debug_kernel() {
 MROCE_SLOW=1
 debug_kernel && MROCE_SLOW=4
 export MROCE_SLOW
+# Under a slow kernel (MROCE_SLOW > 1) the QPs' retry budget is four
+# times the default (qp_timeout 16: 0.27 s a try); a qp_timeout=N among
+# the caller's parameters comes later and wins.
 kverbs() {
 	local tests=$1
 	shift
+	((MROCE_SLOW > 1)) && set -- qp_timeout=16 "$@"
 	insmod "$KV_KO" dev_a="$KV_A" dev_b="$KV_B" ip_a="$KV_IP_A" \
 		ip_b="$KV_IP_B" tests="$tests" "$@" && rmmod mroce_kverbs
 }
