@@ -9,13 +9,15 @@
 #    and tag_lat 8 B.
 #  - libfabric's verbs provider: fi_pingpong msg endpoints, and rdm ones
 #    through ofi_rxm, every byte checked (-c).
+#  - Open MPI with pml ucx: mpi_check's ping-pong (8 B-1 MiB) and allreduce,
+#    rank 0 in VM 0 and rank 1 in VM 1.  The VMs run no ssh, so mpirun's
+#    rsh launcher starts its daemon in VM 1 through progs/vmrsh.py.
 # Each case runs its server on a port of its own; the client tries again
 # until that server listens (the other VM cannot be asked).  Each VM checks
-# that the case moved data through its own device.  Open MPI is not here:
-# mpirun starts remote ranks through ssh, which the VMs do not run.
+# that the case moved data through its own device.
 . "$(dirname "$0")/lib.sh"
 
-for t in ucx_perftest fi_pingpong; do
+for t in ucx_perftest fi_pingpong mpirun mpicc; do
 	if ! command -v $t >/dev/null; then
 		echo "1..0 # SKIP $t is not installed (tools/deps.sh)"
 		exit "$KSFT_SKIP"
@@ -24,7 +26,7 @@ done
 me=$((VM_INDEX + 1))
 peer=$((2 - VM_INDEX))
 PEER_IP=10.88.0.$peer
-tap_plan 5
+tap_plan 6
 ip addr add 10.88.0.$me/24 dev eth0
 ip link set eth0 up
 up() {
@@ -91,6 +93,41 @@ ok_if "vm$VM_INDEX: libfabric verbs msg endpoints between two kernels: fi_pingpo
 	fi_pp verbs msg 47601
 ok_if "vm$VM_INDEX: libfabric verbs;ofi_rxm rdm endpoints between two kernels: fi_pingpong 64 KiB, data checked" \
 	fi_pp "verbs;ofi_rxm" rdm 47602
+
+# mpi_2vm: VM 1 serves vmrsh until VM 0 says quit, and needs the daemon
+# mpirun started through it to end well; VM 0 runs mpirun and needs both
+# ranks' "ok".  Each VM needs data through its own device.
+RSH=$_lib_dir/progs/vmrsh.py
+mpi_2vm() {
+	local before rc=0 log=/tmp/eco-mpi.log end
+	mpicc -O2 -Wall -Wextra -o /tmp/mpi_check "$_lib_dir/progs/mpi_check.c" || return 1
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	before=$(moved)
+	if ((VM_INDEX == 1)); then
+		timeout 280 "$RSH" serve 10.88.0.2 > $log 2>&1 || rc=1
+		# The session that ran the daemon, and how it ended.
+		awk '/ runs: .*orted/ { d = 1; next } d && /^vmrsh: exit/ { print; d = 0 }' \
+			$log | grep -qx "vmrsh: exit 0" || { echo "no daemon session ended with 0"; rc=1; }
+	else
+		end=$((SECONDS + 270))
+		until "$RSH" $PEER_IP true > /dev/null 2>&1; do
+			((SECONDS < end)) || { echo "vm1's vmrsh never answered"; return 1; }
+			sleep 2
+		done
+		timeout 240 mpirun -np 2 --host 10.88.0.1,10.88.0.2 \
+			--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include eth0 \
+			--mca pml ucx --mca btl ^vader,tcp,openib,uct \
+			-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_NET_DEVICES=m0:1 \
+			/tmp/mpi_check > $log 2>&1 || rc=1
+		"$RSH" quit $PEER_IP > /dev/null
+		[ "$(grep -c ': ok$' $log)" = 2 ] || rc=1
+	fi
+	(($(moved) > before)) || { echo "no data reached m0"; rc=1; }
+	grep -v 'shared memory device' $log | tail -n $((rc ? 20 : 2))
+	return $rc
+}
+ok_if "vm$VM_INDEX: Open MPI (pml ucx) between two kernels: ping-pong 8 B-1 MiB and allreduce checked" \
+	mpi_2vm
 
 rdma link delete m0
 modprobe -r metaroce
