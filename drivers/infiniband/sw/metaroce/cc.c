@@ -109,7 +109,8 @@ static u32 mroce_pace_rate(struct mroce_conn *conn, bool *hint_limited)
 		rate += div_u64((u64)p->cwnd * (p->cwnd < p->ssthresh ? 2000 :
 						1250), p->srtt_us);
 	}
-	if (conn->cc.hint && ktime_ms_delta(ktime_get(), conn->cc.hint_at) <
+	if (conn->cc.hint &&
+	    ktime_ms_delta(mroce_conn_now(conn), conn->cc.hint_at) <
 	    READ_ONCE(mroce_hint_ttl_ms))
 		hint = (u64)conn->cc.hint * 125;	/* Mb/s to bytes/ms */
 	*hint_limited = hint && plain && hint < plain;
@@ -192,7 +193,7 @@ bool mroce_cc_pace_ok(struct mroce_conn *conn, u32 charge, ktime_t *retry_at)
 {
 	u64 burst = (u64)READ_ONCE(mroce_pace_burst_pkts) * mroce_mpb(conn)
 		    << 10;
-	ktime_t now = ktime_get();
+	ktime_t now = mroce_conn_now(conn);
 	u64 need, wait_ns, elapsed_ns;
 	bool hint_limited;
 	u32 rate;
@@ -268,7 +269,7 @@ void mroce_cc_take_hint(struct mroce_conn *conn, u16 hint, u32 ack_seq)
 	conn->cc.hint_seen = true;
 	conn->cc.hint_seq = ack_seq;
 	conn->cc.hint = mroce_hint_decode(hint);
-	conn->cc.hint_at = ktime_get();
+	conn->cc.hint_at = mroce_conn_now(conn);
 }
 
 /*
@@ -322,10 +323,8 @@ static u64 mroce_fair_share(struct mroce_dev *mdev, u64 cap, ktime_t now,
 void mroce_cc_rx_count(struct mroce_conn *conn, const struct sk_buff *skb)
 {
 	u32 win = READ_ONCE(mroce_hint_active_us);
-	ktime_t now = ktime_get();
+	ktime_t now = mroce_conn_now(conn);
 	s64 age;
-
-	lockdep_assert_held(&conn->lock);
 
 	age = ktime_us_delta(now, conn->rx.window_at);
 	if (age >= win) {
@@ -368,7 +367,7 @@ u16 mroce_cc_rx_hint(struct mroce_conn *conn)
 	cap *= READ_ONCE(mroce_rx_target_util_pct) * 10;
 	fresh = conn->rx.fresh ? conn : NULL;
 	conn->rx.fresh = false;
-	now = ktime_get();
+	now = mroce_conn_now(conn);
 	if (fresh || ktime_us_delta(now, READ_ONCE(mdev->hint_at)) >=
 	    READ_ONCE(mroce_hint_interval_us)) {
 		WRITE_ONCE(mdev->hint_share,

@@ -282,12 +282,13 @@ void mroce_conn_resend_connect(struct mroce_conn *conn, struct sk_buff_head *q)
 static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 {
 	struct mroce_conn *conn = container_of(t, struct mroce_conn, timer);
-	ktime_t now = ktime_get(), next;
 	struct sk_buff_head q;
+	ktime_t now, next;
 	u64 slack;
 
 	__skb_queue_head_init(&q);
-	spin_lock_bh(&conn->lock);
+	mroce_conn_lock_bh(conn);
+	now = mroce_conn_now(conn);
 	if (conn->wake_at && !ktime_after(conn->wake_at, now))
 		conn->wake_at = 0;
 	if (conn->state == MROCE_CONN_CONNECTING) {
@@ -335,7 +336,7 @@ static enum hrtimer_restart mroce_conn_timer(struct hrtimer *t)
 				       max(next, conn->timer_floor), slack,
 				       HRTIMER_MODE_ABS_SOFT);
 	mroce_conn_tx_commit(conn, &q);
-	spin_unlock_bh(&conn->lock);
+	mroce_conn_unlock_bh(conn);
 	mroce_conn_xmit(conn);
 	return HRTIMER_NORESTART;
 }
@@ -471,7 +472,7 @@ int mroce_conn_attach(struct mroce_qp *qp)
 		spin_unlock_bh(&mdev->conns_lock);
 		return -ENOMEM;
 	}
-	spin_lock(&conn->lock);
+	mroce_conn_lock(conn);
 	if (created) {
 		conn->initiator = true;
 		conn->state = MROCE_CONN_CONNECTING;
@@ -503,7 +504,7 @@ int mroce_conn_attach(struct mroce_qp *qp)
 	mroce_conn_tx_commit(conn, &q);
 	/* Sent unlocked: a RESET may fail and tombstone conn meanwhile. */
 	refcount_inc(&conn->ref);
-	spin_unlock(&conn->lock);
+	mroce_conn_unlock(conn);
 	spin_unlock_bh(&mdev->conns_lock);
 	mroce_conn_xmit(conn);
 	mroce_conn_put(conn);
@@ -527,14 +528,14 @@ void mroce_conn_detach(struct mroce_qp *qp, u8 reason)
 		return;
 	}
 	__skb_queue_head_init(&q);
-	spin_lock_bh(&conn->lock);
+	mroce_conn_lock_bh(conn);
 	if (st->conn == conn) {
 		if (!st->close_sent)
 			mroce_stream_close(conn, qp, reason, &q);
 		mroce_stream_unlink(conn, qp);
 	}
 	mroce_conn_tx_commit(conn, &q);
-	spin_unlock_bh(&conn->lock);
+	mroce_conn_unlock_bh(conn);
 	mroce_conn_xmit(conn);
 	mroce_conn_put(conn);
 	st->peer_closed = false;
@@ -638,12 +639,12 @@ static void mroce_conns_peer_epoch(struct mroce_dev *mdev,
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (!mroce_conn_other_epoch(conn, peer, guid, epoch))
 			continue;
-		spin_lock(&conn->lock);
+		mroce_conn_lock(conn);
 		if (conn->state != MROCE_CONN_TOMBSTONE) {
 			mroce_count(mdev, CONN_PEER_RESTART);
 			mroce_conn_fail(conn);
 		}
-		spin_unlock(&conn->lock);
+		mroce_conn_unlock(conn);
 	}
 }
 
@@ -667,7 +668,7 @@ static bool mroce_conns_restart_check(struct mroce_dev *mdev,
 	list_for_each_entry(conn, &mdev->conns, list) {
 		if (!mroce_conn_other_epoch(conn, peer, guid, epoch))
 			continue;
-		spin_lock(&conn->lock);
+		mroce_conn_lock(conn);
 		if (conn->state != MROCE_CONN_TOMBSTONE) {
 			found = true;
 			if (!conn->life.restart_until) {
@@ -675,7 +676,7 @@ static bool mroce_conns_restart_check(struct mroce_dev *mdev,
 				mroce_conn_restart_check(conn);
 			}
 		}
-		spin_unlock(&conn->lock);
+		mroce_conn_unlock(conn);
 	}
 	return found;
 }
@@ -854,7 +855,7 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 				      READ_ONCE(mroce_half_open_timeout_ms));
 		return;
 	}
-	spin_lock(&conn->lock);
+	mroce_conn_lock(conn);
 	if (conn->state != MROCE_CONN_CONNECTING) {
 		/*
 		 * A resent CONNECT: answer it again, create nothing (C9); at
@@ -900,7 +901,7 @@ static void mroce_rx_connect(struct mroce_dev *mdev, struct sk_buff *skb,
 		mroce_reply_to(skb_peek(&q), skb);
 	mroce_conn_tx_commit(conn, &q);
 	refcount_inc(&conn->ref);	/* sent unlocked */
-	spin_unlock(&conn->lock);
+	mroce_conn_unlock(conn);
 	spin_unlock_bh(&mdev->conns_lock);
 	mroce_conn_xmit(conn);
 	mroce_conn_put(conn);
@@ -1367,7 +1368,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		return;
 	}
 	__skb_queue_head_init(&q);
-	spin_lock_bh(&conn->lock);
+	mroce_conn_lock_bh(conn);
 	if (conn->state == MROCE_CONN_TOMBSTONE) {
 		mroce_count(mdev, DROP_NO_CONN);	/* silently (C17) */
 	} else if (bth->type == MROCE_T_RESET) {
@@ -1390,7 +1391,7 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		guid = conn->peer_guid;
 	mroce_conn_arm_timer(conn);
 	mroce_conn_tx_commit(conn, &q);
-	spin_unlock_bh(&conn->lock);
+	mroce_conn_unlock_bh(conn);
 	mroce_conn_xmit(conn);
 	rcu_read_unlock();	/* conn may be freed after a grace period */
 	/* The peer restarted: its connections of other epochs fail (6.7.2). */
@@ -1465,12 +1466,12 @@ static void mroce_conns_plane(struct mroce_dev *mdev,
 	rcu_read_lock();
 	list_for_each_entry_rcu(conn, &mdev->conns, list) {
 		__skb_queue_head_init(&q);
-		spin_lock_bh(&conn->lock);
+		mroce_conn_lock_bh(conn);
 		if (conn->state == MROCE_CONN_ESTABLISHED ||
 		    conn->state == MROCE_CONN_CLOSING)
 			mroce_conn_plane_ev(conn, ev, &q);
 		mroce_conn_tx_commit(conn, &q);
-		spin_unlock_bh(&conn->lock);
+		mroce_conn_unlock_bh(conn);
 		mroce_conn_xmit(conn);
 	}
 	rcu_read_unlock();

@@ -6,8 +6,9 @@
  *
  * Locking: everything of a connection, its paths (path.h, rxpath.h) and
  * the transport state of every stream on it (stream.h) is under conn->lock,
- * a BH lock.  Packets built under it are queued on a list and sent after
- * it is dropped (conn_tx.c).  What is not under it says so at the field:
+ * a BH lock, taken with mroce_conn_lock_bh() or mroce_conn_lock() (which
+ * also give each hold one clock reading, mroce_conn_now()).  Packets built
+ * under it are queued on a list and sent after it is dropped (conn_tx.c).  What is not under it says so at the field:
  * the list links under mdev->conns_lock, ref, and the transmit queue
  * (tx.q's own lock, tx.busy).  The connection's state is grouped by role:
  * what the handshake settled (cx), its life (life), the sending side (tx),
@@ -225,6 +226,7 @@ struct mroce_conn {
 	struct hrtimer timer;		/* handshake, paths, pacing, RNR */
 	ktime_t timer_floor;		/* never armed before: see the timer */
 	ktime_t wake_at;		/* extra wakeup asked for; 0: none */
+	ktime_t clk;			/* this hold's clock reading; 0: none */
 	struct mroce_conn_cx cx;
 	struct mroce_conn_life life;
 	struct mroce_conn_tx tx;
@@ -232,6 +234,59 @@ struct mroce_conn {
 	struct mroce_conn_rx rx;
 	struct mroce_conn_streams streams;
 };
+
+/*
+ * Taking and releasing conn->lock.  A hold reads the clock once for what
+ * it stamps, measures and arms (mroce_conn_now()): a small message took
+ * about twenty clock reads in its two packets' bookkeeping, cheap with a
+ * TSC but each an emulated device access where the clock is an HPET (as
+ * in the test VMs).  Both ends of a hold forget the reading.
+ */
+static inline void mroce_conn_lock_bh(struct mroce_conn *conn)
+	__acquires(&conn->lock)
+{
+	spin_lock_bh(&conn->lock);
+	conn->clk = 0;
+}
+
+static inline void mroce_conn_unlock_bh(struct mroce_conn *conn)
+	__releases(&conn->lock)
+{
+	conn->clk = 0;
+	spin_unlock_bh(&conn->lock);
+}
+
+/* The same with bottom halves off already (softirq, the timer). */
+static inline void mroce_conn_lock(struct mroce_conn *conn)
+	__acquires(&conn->lock)
+{
+	spin_lock(&conn->lock);
+	conn->clk = 0;
+}
+
+static inline void mroce_conn_unlock(struct mroce_conn *conn)
+	__releases(&conn->lock)
+{
+	conn->clk = 0;
+	spin_unlock(&conn->lock);
+}
+
+/* The time of this hold of conn->lock: read at its first use. */
+static inline ktime_t mroce_conn_now(struct mroce_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	if (!conn->clk)
+		conn->clk = ktime_get();
+	return conn->clk;
+}
+
+/* The time now, for a send time: read again, and the hold's from then on. */
+static inline ktime_t mroce_conn_now_fresh(struct mroce_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	conn->clk = ktime_get();
+	return conn->clk;
+}
 
 int mroce_conn_attach(struct mroce_qp *qp);
 void mroce_conn_detach(struct mroce_qp *qp, u8 reason);

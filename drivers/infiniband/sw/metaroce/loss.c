@@ -149,7 +149,7 @@ void mroce_path_emit(struct mroce_conn *conn, struct mroce_path *path,
 	f->live = true;
 	f->resent = false;
 	f->tries = tries;
-	f->sent = ktime_get();
+	f->sent = mroce_conn_now_fresh(conn);
 	f->charge = mroce_charge(conn, rec);
 	path->live++;
 	path->bif += f->charge;
@@ -540,7 +540,7 @@ bool mroce_loss_process_akx(struct mroce_conn *conn, struct mroce_path *path,
 			    struct sk_buff_head *q)
 {
 	u32 cum = ntohl(akx->cum_psn), dce = 0, drx = 0, acked, nacked = 0;
-	ktime_t now = ktime_get();
+	ktime_t now = mroce_conn_now(conn);
 	bool lost, timer_only;
 	s64 high;
 

@@ -381,7 +381,7 @@ static void mroce_nl_copy_conn(struct mroce_nl_conn *s, struct mroce_conn *conn)
 {
 	u32 i;
 
-	spin_lock_bh(&conn->lock);
+	mroce_conn_lock_bh(conn);
 	s->local = conn->local;
 	s->peer = conn->peer;
 	s->local_cid = conn->local_cid;
@@ -395,7 +395,7 @@ static void mroce_nl_copy_conn(struct mroce_nl_conn *s, struct mroce_conn *conn)
 	s->npaths = min_t(u32, conn->tx.npaths, MROCE_MAX_PATHS);
 	for (i = 0; i < s->npaths; i++)
 		mroce_nl_copy_path(&s->paths[i], conn->tx.paths[i]);
-	spin_unlock_bh(&conn->lock);
+	mroce_conn_unlock_bh(conn);
 }
 
 static int mroce_nl_put_path(struct sk_buff *skb, const struct mroce_nl_path *p)

@@ -285,9 +285,9 @@ static int mroce_rc_transition(struct mroce_qp *qp, enum ib_qp_state cur,
 		conn = mroce_stream_conn_get(qp);
 		if (!conn)
 			return -EINVAL;
-		spin_lock_bh(&conn->lock);
+		mroce_conn_lock_bh(conn);
 		mroce_rc_requester_start(qp);
-		spin_unlock_bh(&conn->lock);
+		mroce_conn_unlock_bh(conn);
 		mroce_conn_put(conn);
 	}
 	return 0;

@@ -622,7 +622,7 @@ static void mroce_rc_send_on(struct mroce_conn *conn, struct mroce_qp *qp)
 	struct sk_buff_head q;
 
 	__skb_queue_head_init(&q);
-	spin_lock_bh(&conn->lock);
+	mroce_conn_lock_bh(conn);
 	if (qp->stream.conn != conn) {
 		/* Detached meanwhile: the worker runs again for that. */
 		mroce_qp_kick(qp);
@@ -641,7 +641,7 @@ static void mroce_rc_send_on(struct mroce_conn *conn, struct mroce_qp *qp)
 		mroce_wait(conn, qp);
 	}
 	mroce_conn_tx_commit(conn, &q);
-	spin_unlock_bh(&conn->lock);
+	mroce_conn_unlock_bh(conn);
 	mroce_conn_xmit(conn);
 }
 
@@ -731,7 +731,7 @@ void mroce_rc_peer_completed(struct mroce_conn *conn, struct mroce_qp *qp,
 	    mroce_seq_diff(completed, st->next_ssn - 1) <= 0) {
 		st->peer_completed = completed;
 		mroce_msgs_account(conn, st, before);
-		conn->life.progress_at = ktime_get();
+		conn->life.progress_at = mroce_conn_now(conn);
 		st->rnr_left = qp->attr.rnr_retry;
 		st->nr_first = 0;
 		mroce_rc_complete_ready(conn, qp);

@@ -84,7 +84,7 @@ void mroce_rc_credit(struct mroce_qp *qp)
 	if (!conn)
 		return;
 	__skb_queue_head_init(&q);
-	spin_lock_bh(&conn->lock);
+	mroce_conn_lock_bh(conn);
 	if (st->conn == conn && st->credit_blocked && mroce_rq_posted(qp)) {
 		st->credit_blocked = false;
 		if (READ_ONCE(qp->state) != IB_QPS_ERR)
@@ -93,7 +93,7 @@ void mroce_rc_credit(struct mroce_qp *qp)
 		mroce_ack_unsolicited(conn, st->rx_path, qp, &q);
 	}
 	mroce_conn_tx_commit(conn, &q);
-	spin_unlock_bh(&conn->lock);
+	mroce_conn_unlock_bh(conn);
 	mroce_conn_xmit(conn);
 	mroce_conn_put(conn);
 }

@@ -144,15 +144,18 @@ void mroce_rxpath_commit(struct mroce_conn *conn, const struct sk_buff *skb,
 	}
 	if (mroce_seq_diff(psn, rx->high) > 0) {
 		rx->high = psn;
-		rx->high_at = ktime_get();
+		rx->high_at = mroce_conn_now(conn);
 	}
 	set_bit(mroce_seq_diff(psn, rx->cum) - 1, rx->sack);
 	mroce_rxpath_settle(rx);
 }
 
-/* Fill an AKX for rx, or a NO_STATE one, but for its Rate Hint (8.1). */
+/*
+ * Fill an AKX for rx, or a NO_STATE one, but for its Rate Hint (8.1), as
+ * of now (its ACK Delay).
+ */
 static void mroce_fill_akx_state(struct mroce_rxpath *rx,
-				 struct mroce_akx *akx)
+				 struct mroce_akx *akx, ktime_t now)
 {
 	s64 delay;
 	u32 i;
@@ -164,7 +167,7 @@ static void mroce_fill_akx_state(struct mroce_rxpath *rx,
 	akx->cum_psn = htonl(rx->cum);
 	akx->ce_count = htonl(rx->ce_count);
 	akx->rx_count = htonl(rx->rx_count);
-	delay = rx->high_at ? ktime_us_delta(ktime_get(), rx->high_at) : 0;
+	delay = rx->high_at ? ktime_us_delta(now, rx->high_at) : 0;
 	akx->ack_delay = htons(clamp_t(s64, delay, 0, 65535));
 	for_each_set_bit(i, rx->sack, MROCE_SACK_BITS)
 		akx->sack[i / 8] |= 0x80 >> (i % 8);
@@ -178,7 +181,7 @@ static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
 			  struct mroce_akx *akx, u16 hint)
 {
 	akx->rate_hint = htons(hint);
-	mroce_fill_akx_state(rx, akx);
+	mroce_fill_akx_state(rx, akx, mroce_conn_now(conn));
 	if (!rx || rx->ce_count == rx->ce_acked)
 		return 0;
 	rx->ce_acked = rx->ce_count;
@@ -189,7 +192,7 @@ static u16 mroce_fill_akx(struct mroce_conn *conn, struct mroce_rxpath *rx,
 static void mroce_ack_due_in(struct mroce_conn *conn,
 			     struct mroce_rxpath *rx)
 {
-	rx->ack_due = ktime_add_us(ktime_get(), conn->cx.max_ack_delay);
+	rx->ack_due = ktime_add_us(mroce_conn_now(conn), conn->cx.max_ack_delay);
 	if (!conn->rx.ack_due || ktime_before(rx->ack_due, conn->rx.ack_due)) {
 		conn->rx.ack_due = rx->ack_due;
 		mroce_conn_arm_timer(conn);
@@ -369,7 +372,8 @@ void mroce_ack_fill_carried(struct mroce_conn *conn, struct sk_buff_head *q)
 		akx = (struct mroce_akx *)(skb->data + sizeof(*bth) +
 					   mroce_ext_len(bth->type));
 		akx->acked_path_id = id;
-		mroce_fill_akx_state(conn->rx.paths[id], akx);
+		mroce_fill_akx_state(conn->rx.paths[id], akx,
+				     mroce_conn_now(conn));
 		mroce_count(conn->mdev, ACKS_CARRIED);
 	}
 	conn->rx.carrying = 0;

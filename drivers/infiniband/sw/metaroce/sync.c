@@ -189,7 +189,7 @@ void mroce_sync_arm(struct mroce_conn *conn, struct mroce_qp *qp,
 		st->sync_backoff = 0;
 	if (!progress && st->sync_at)
 		return;
-	st->sync_at = ktime_add_us(ktime_get(),
+	st->sync_at = ktime_add_us(mroce_conn_now(conn),
 				   mroce_sync_timeout(conn, st->sync_backoff));
 	mroce_stream_timer_at(conn, st->sync_at);
 }
@@ -209,7 +209,8 @@ void mroce_retry_arm(struct mroce_conn *conn, struct mroce_qp *qp)
 		qp->stream.retry_at = 0;
 		return;
 	}
-	qp->stream.retry_at = ktime_add_ns(ktime_get(), mroce_retry_ns(qp));
+	qp->stream.retry_at = ktime_add_ns(mroce_conn_now(conn),
+					   mroce_retry_ns(qp));
 	mroce_stream_timer_at(conn, qp->stream.retry_at);
 }
 

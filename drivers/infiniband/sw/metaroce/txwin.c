@@ -55,7 +55,7 @@ bool mroce_txwin_ready(struct mroce_conn *conn, struct mroce_path *path)
 	}
 	path->win_chunks++;
 	/* Not freed within win_idle_ms of this, used or not (a room check). */
-	path->win_at = ktime_get();
+	path->win_at = mroce_conn_now(conn);
 	mroce_count(conn->mdev, TX_WINDOW_CHUNKS);
 	return true;
 }

@@ -375,7 +375,7 @@ static bool mroce_rc_flush_attached(struct mroce_qp *qp)
 	if (!conn)
 		return false;
 	__skb_queue_head_init(&q);
-	spin_lock_bh(&conn->lock);
+	mroce_conn_lock_bh(conn);
 	if (qp->stream.conn == conn) {
 		mroce_rc_flush_sq(qp);
 		if (qp->ibqp.srq)
@@ -385,7 +385,7 @@ static bool mroce_rc_flush_attached(struct mroce_qp *qp)
 		mroce_rc_flush_sq(qp);
 	}
 	mroce_conn_tx_commit(conn, &q);
-	spin_unlock_bh(&conn->lock);
+	mroce_conn_unlock_bh(conn);
 	mroce_conn_xmit(conn);
 	mroce_conn_put(conn);
 	return true;
