@@ -756,14 +756,14 @@ static bool mroce_connect_evict(struct mroce_dev *mdev,
 		}
 		if (!old)
 			return false;
-		spin_lock(&old->lock);
+		mroce_conn_lock(old);
 		gone = old->life.half_open && !old->streams.count &&
 		       old->state != MROCE_CONN_TOMBSTONE;
 		if (gone) {
 			mroce_count(mdev, CONN_HALF_OPEN_EVICTED);
 			mroce_conn_tombstone(old);
 		}
-		spin_unlock(&old->lock);
+		mroce_conn_unlock(old);
 		if (gone)
 			return true;
 	}

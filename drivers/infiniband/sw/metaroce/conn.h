@@ -8,9 +8,10 @@
  * the transport state of every stream on it (stream.h) is under conn->lock,
  * a BH lock, taken with mroce_conn_lock_bh() or mroce_conn_lock() (which
  * also give each hold one clock reading, mroce_conn_now()).  Packets built
- * under it are queued on a list and sent after it is dropped (conn_tx.c).  What is not under it says so at the field:
- * the list links under mdev->conns_lock, ref, and the transmit queue
- * (tx.q's own lock, tx.busy).  The connection's state is grouped by role:
+ * under it are queued on a list and sent after it is dropped (conn_tx.c).
+ * What is not under it says so at the field: the list links under
+ * mdev->conns_lock, ref, and the transmit queue (tx.q's own lock,
+ * tx.busy).  The connection's state is grouped by role:
  * what the handshake settled (cx), its life (life), the sending side (tx),
  * congestion control (cc), the receiving side (rx) and the streams on it
  * (streams).
