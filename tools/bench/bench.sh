@@ -8,7 +8,7 @@
 #   -m   short: fewer sizes, loss levels and iterations (a loaded host)
 #   -p   run the one-VM and the two-VM parts at the same time
 #   -2   run only the two-VM part (loss between two kernels, NVMe-oF)
-#   -t   timeout of the one-VM part in seconds (default 2700); a run cut
+#   -t   timeout of the one-VM part in seconds (default 3000); a run cut
 #        short keeps the records it has, the rest reads "not run"
 #   -o   where the VM logs go (default .vm/bench-run)
 #   -r   write BENCHMARKS.md, results.json and plots/ into DIR instead of
@@ -20,7 +20,7 @@
 set -uo pipefail
 tree=$(readlink -f "$(dirname "$0")/../..")
 cd "$tree" || exit 2
-mode=full work="" par=0 only2=0 vm_timeout=2700 repdir=""
+mode=full work="" par=0 only2=0 vm_timeout=3000 repdir=""
 while getopts "sm:p2o:t:r:" opt; do
 	case $opt in
 	s) mode=smoke ;;

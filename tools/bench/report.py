@@ -690,6 +690,40 @@ class Report:
                          "1 vs rxe", "packets per op, 0", "packets per op, 1"], rows))
         self.h("")
 
+    def eco(self):
+        """UCX and libfabric over MetaRoCE against the same library over
+        TCP on the same veth pair, 2 namespaces (scen_eco.sh)."""
+        R = self.recs
+        if not pick(R, group="eco", status="ok"):
+            return
+        self.h("## UCX and libfabric: 2 namespaces, against the same library over TCP\n")
+        self.h("rxe runs neither in this VM (usage guide, section 3), so the baseline is the library's "
+               "own TCP transport on the same veth pair. ucx_perftest (UCP): UCX_TLS=rc_verbs,ud_verbs "
+               "against UCX_TLS=tcp; fi_pingpong with every byte checked (-c): verbs msg and "
+               "verbs;ofi_rxm rdm endpoints against the tcp provider's msg endpoints.\n")
+        rows = []
+
+        def row(name, m, t, key, unit):
+            better = (ratio(val(m, key), val(t, key)) if key == "mbps" else
+                      ratio(val(t, key), val(m, key)))
+            rows.append([name] + [cell(r, key) + (" " + unit if val(r, key) is not None else "")
+                                  for r in (m, t)] + [rcell(better)])
+
+        for case, size, key, unit in (("tag_bw", 65536, "mbps", "MB/s"), ("tag_lat", 8, "lat_us", "us")):
+            row("ucx_perftest %s %s" % (case, size_name(size)),
+                one(R, group="eco", lib="ucx", case=case, transport="mroce"),
+                one(R, group="eco", lib="ucx", case=case, transport="tcp"), key, unit)
+        for size in (8, 65536):
+            t = one(R, group="eco", lib="fi", case="msg", size=size, transport="tcp")
+            key, unit = ("lat_us", "us per transfer") if size == 8 else ("mbps", "MB/s")
+            row("fi_pingpong msg %s" % size_name(size),
+                one(R, group="eco", lib="fi", case="msg", size=size, transport="mroce"), t, key, unit)
+            row("fi_pingpong rdm (ofi_rxm) %s" % size_name(size),
+                one(R, group="eco", lib="fi", case="rdm", size=size, transport="mroce"), t, key, unit)
+        self.h(md_table(["case", "MetaRoCE", "TCP", "MetaRoCE vs TCP (above 1: MetaRoCE better)"],
+                        rows))
+        self.h("")
+
     def latency_targets(self):
         """8-byte latency against rxe in one namespace: median <= 1.0x and
         minimum <= 0.8x for send, write and read; send with completions by
@@ -1149,8 +1183,9 @@ class Report:
             return
         rows = []
         for r in self.failures:
-            what = ", ".join("%s=%s" % (k, r[k]) for k in ("where", "op", "size", "qps", "qd", "loss_pct",
-                                                             "planes", "requested") if r.get(k) is not None)
+            what = ", ".join("%s=%s" % (k, r[k]) for k in ("where", "op", "lib", "case", "transport", "size",
+                                                             "qps", "qd", "loss_pct", "planes", "requested")
+                             if r.get(k) is not None)
             rows.append([r["group"], STACK_NAMES.get(r.get("stack"), r.get("stack")), what,
                          str(r.get("error", "")).replace("|", "/")])
         self.h(md_table(["group", "stack", "case", "error"], rows))
@@ -1334,6 +1369,7 @@ def main():
     rep.crc()
     rep.batch()
     rep.cack()
+    rep.eco()
     rep.loss()
     rep.nvme()
     rep.scale()
