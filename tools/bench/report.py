@@ -709,13 +709,14 @@ class Report:
             rows.append([name] + [cell(r, key) + (" " + unit if val(r, key) is not None else "")
                                   for r in (m, t)] + [rcell(better)])
 
-        for case, size, key, unit in (("tag_bw", 65536, "mbps", "MB/s"), ("tag_lat", 8, "lat_us", "us")):
+        for case, size, key, unit in (("tag_bw", 65536, "mbps", "MB/s"),
+                                      ("tag_lat", 8, "lat_us", "us (median)")):
             row("ucx_perftest %s %s" % (case, size_name(size)),
                 one(R, group="eco", lib="ucx", case=case, transport="mroce"),
                 one(R, group="eco", lib="ucx", case=case, transport="tcp"), key, unit)
         for size in (8, 65536):
             t = one(R, group="eco", lib="fi", case="msg", size=size, transport="tcp")
-            key, unit = ("lat_us", "us per transfer") if size == 8 else ("mbps", "MB/s")
+            key, unit = ("lat_us", "us per transfer (mean)") if size == 8 else ("mbps", "MB/s")
             row("fi_pingpong msg %s" % size_name(size),
                 one(R, group="eco", lib="fi", case="msg", size=size, transport="mroce"), t, key, unit)
             row("fi_pingpong rdm (ofi_rxm) %s" % size_name(size),
