@@ -11,17 +11,32 @@
 #   live_stop         stop after the current one
 
 _live_loop() {
-	local n=0
+	local n=0 out
+	all_counters ra rb > "$W/live-cnt.0"
 	while [ ! -e "$W/stop" ]; do
-		if pingpong_pair ibv_rc_pingpong ra rb -c -s 4096 -n "$1" \
-			>/dev/null; then
+		if out=$(pingpong_pair ibv_rc_pingpong ra rb -c -s 4096 \
+			 -n "$1"); then
 			echo "ok $n" >> "$W/live.log"
 		else
-			echo "FAIL $n" >> "$W/live.log"
-			cat /tmp/pp-client.log /tmp/pp-server.log >> "$W/live.log"
+			_live_failed "$n" "$out" >> "$W/live.log"
 		fi
+		all_counters ra rb > "$W/live-cnt.0"
 		n=$((n + 1))
 	done
+}
+
+# What a failed pingpong leaves for its diagnosis: both sides' output, the
+# counters that moved during it (the fuzzing's among them) and the
+# connections of both devices as they are now (state, paths, RTO, backoff).
+_live_failed() {
+	echo "FAIL $1"
+	grep -v '^counters:' <<< "$2" | sed '/^ra \|^rb /d'
+	echo "counters moved during it:"
+	all_counters ra rb | join -j1 <(awk '{print $1"/"$2, $3}' \
+		"$W/live-cnt.0" | sort) <(awk '{print $1"/"$2, $3}' | sort) |
+		awk '$3 != $2 { print "  " $1 " +" $3 - $2 }'
+	echo "connections:"
+	{ mra show ra; mrb show rb; } 2>&1 | head -n 400
 }
 
 live_start() {
