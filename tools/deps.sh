@@ -20,9 +20,10 @@ PKGS=(
 	nfs-kernel-server nfs-common
 	# NVMe-oF in the two-VM benchmark (tools/bench/nvme2vm.sh)
 	fio
-	# what applications run on verbs (test_ecosystem): UCX, libfabric,
-	# Open MPI and its compiler wrapper
-	ucx-utils libfabric-bin openmpi-bin libopenmpi-dev
+	# what applications run on verbs (test_ecosystem): UCX (and its
+	# headers, for progs/ucp_check.c), libfabric, Open MPI and its
+	# compiler wrapper
+	ucx-utils libucx-dev libfabric-bin openmpi-bin libopenmpi-dev
 	# compliance suite: the Wireshark dissector is tested with tshark
 	tshark
 	# benchmarks (make bench): profiles in the guest, plots on the host

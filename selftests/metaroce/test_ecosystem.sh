@@ -4,9 +4,13 @@
 #
 # What AI and HPC software runs on verbs, between two MetaRoCE devices in
 # two network namespaces (issue 22):
+#  - UCX's one-sided puts: ucx_perftest ucp_put_bw over rc_verbs.
 #  - UCX's UCP layer with rc_verbs and ud_verbs (its default for a RoCE
 #    device) and the GID it picks itself (the IPv4-mapped one):
-#    ucx_perftest tag_bw, tag_lat and stream_bw.  UCX's UD transport reads
+#    ucx_perftest tag_bw, tag_lat and stream_bw, and progs/ucp_check.c,
+#    which ping-pongs 8 B to 1 MiB through UCP's tag and stream APIs with
+#    every byte checked (ucx_perftest never looks at the data).  UCX's UD
+#    transport reads
 #    the destination address out of the GRH by the packet type in wc.sl
 #    (MRC-DGM-010); without it every datagram was dropped and the run
 #    aborted with "UD endpoint ...: unhandled timeout error".
@@ -25,7 +29,7 @@ for t in ucx_perftest fi_pingpong mpirun mpicc; do
 		exit "$KSFT_SKIP"
 	fi
 done
-tap_plan 6
+tap_plan 9
 setup_two_hosts
 add_devices ua ub
 # UCX probes /dev/shm even when its transports are limited to verbs.
@@ -67,6 +71,16 @@ pair() {
 	esac
 }
 
+# UCX's one-sided puts over rc_verbs.  Not through UCT directly here:
+# ucx_perftest hands its client's parameters, the -d device among them, to
+# its server, and one kernel shows every device to both namespaces, so a
+# UCT run here is a loopback on the client's device (counted: ua sent to
+# itself, ub saw nothing).  test_ecosystem_2vm runs UCT put_bw between two
+# kernels, where both devices are m0; here the puts go through UCP.
+ok_if "UCX put_bw 64 KiB over rc_verbs (ucx_perftest ucp_put_bw; UCT itself between two VMs)" \
+	pair 13337 "env UCX_NET_DEVICES=ub:1 UCX_TLS=rc_verbs,ud_verbs ucx_perftest -t ucp_put_bw -n 500 -s 65536" \
+		"env UCX_NET_DEVICES=ua:1 UCX_TLS=rc_verbs,ud_verbs ucx_perftest -t ucp_put_bw -n 500 -s 65536 $IP_B"
+
 # UCX: UCP over rc_verbs + ud_verbs, GID chosen by UCX.
 ucx() {
 	pair 13337 "env UCX_NET_DEVICES=ub:1 UCX_TLS=rc_verbs,ud_verbs ucx_perftest -t $1 -n 500 -s $2" \
@@ -75,6 +89,16 @@ ucx() {
 ok_if "UCX UCP tag_bw 64 KiB over rc_verbs,ud_verbs (ucx_perftest)" ucx tag_bw 65536
 ok_if "UCX UCP tag_lat 8 B over rc_verbs,ud_verbs (ucx_perftest)" ucx tag_lat 8
 ok_if "UCX UCP stream_bw 4 KiB over rc_verbs,ud_verbs (ucx_perftest)" ucx stream_bw 4096
+ucp_chk() {
+	gcc -O2 -Wall -Wextra -o /tmp/ucp_check "$(dirname "$0")/progs/ucp_check.c" \
+		-lucp -lucs || return 1
+	pair 13500 "env UCX_NET_DEVICES=ub:1 UCX_TLS=rc_verbs,ud_verbs /tmp/ucp_check $1" \
+		"env UCX_NET_DEVICES=ua:1 UCX_TLS=rc_verbs,ud_verbs /tmp/ucp_check $1 $IP_B"
+}
+ok_if "UCX UCP tag API over rc_verbs,ud_verbs: ping-pong 8 B-1 MiB, every byte checked (ucp_check)" \
+	ucp_chk tag
+ok_if "UCX UCP stream API over rc_verbs,ud_verbs: ping-pong 8 B-1 MiB, every byte checked (ucp_check)" \
+	ucp_chk stream
 
 # libfabric: the verbs provider; -c checks every byte.
 fi_pp() {

@@ -11,38 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pattern.h"
+
 #define ROUNDS	20
 #define NSUM	1024
-
-/*
- * A byte that depends on its whole offset (not on the offset modulo 256),
- * so that a block placed at the wrong offset or written twice is caught.
- */
-static unsigned char pattern(size_t off, int size, int round, int answer)
-{
-	uint32_t x = (uint32_t)off * 2654435761u + (uint32_t)size * 40503u +
-		     (uint32_t)round * 977u + (uint32_t)answer * 131u;
-
-	x ^= x >> 15;
-	x *= 2246822519u;
-	x ^= x >> 13;
-	return (unsigned char)(x >> 24);
-}
-
-static void fill(unsigned char *b, int size, int round, int answer)
-{
-	for (int j = 0; j < size; j++)
-		b[j] = pattern(j, size, round, answer);
-}
-
-/* The first offset that does not hold the pattern, or -1. */
-static int check(const unsigned char *b, int size, int round, int answer)
-{
-	for (int j = 0; j < size; j++)
-		if (b[j] != pattern(j, size, round, answer))
-			return j;
-	return -1;
-}
 
 static int pingpong(int rank, int size)
 {
@@ -56,16 +28,16 @@ static int pingpong(int rank, int size)
 		int off;
 
 		if (rank == 0) {
-			fill(b, size, r, 0);
+			pattern_fill(b, size, r, 0);
 			MPI_Send(b, size, MPI_BYTE, 1, r, MPI_COMM_WORLD);
 			MPI_Recv(b, size, MPI_BYTE, 1, r, MPI_COMM_WORLD,
 				 MPI_STATUS_IGNORE);
-			off = check(b, size, r, 1);
+			off = pattern_check(b, size, r, 1);
 		} else {
 			MPI_Recv(b, size, MPI_BYTE, 0, r, MPI_COMM_WORLD,
 				 MPI_STATUS_IGNORE);
-			off = check(b, size, r, 0);
-			fill(b, size, r, 1);
+			off = pattern_check(b, size, r, 0);
+			pattern_fill(b, size, r, 1);
 			MPI_Send(b, size, MPI_BYTE, 0, r, MPI_COMM_WORLD);
 		}
 		if (off >= 0 && !bad) {
