@@ -205,8 +205,32 @@ bw_from_iters() {
 		printf "%.3f %.1f\n", n * s / w / 1048576, n / w }'
 }
 
+# server_client NAME NS PORT: the server command SC_SERVER (an array) in
+# the background, output NAME.server, then once something listens on TCP
+# PORT in namespace NS (60 s at most) the client command SC_CLIENT, output
+# NAME.client.  Sets SC_CRC and SC_SRC (exit codes), or SC_ERR if the
+# server never listened.  The commands bring their own namespace and time
+# limit.
+server_client() {
+	local name=$1 ns=$2 port=$3 spid
+	SC_CRC="" SC_SRC="" SC_ERR=""
+	"${SC_SERVER[@]}" > "$name.server" 2>&1 &
+	spid=$!
+	if ! wait_for 60 listening "$ns" "$port"; then
+		kill $spid 2>/dev/null
+		wait $spid
+		: > "$name.client"
+		SC_ERR="server did not listen: $(tail -n 3 "$name.server" | tr '\n' ' ')"
+		return 1
+	fi
+	"${SC_CLIENT[@]}" > "$name.client" 2>&1
+	SC_CRC=$?
+	wait $spid
+	SC_SRC=$?
+}
+
 perftest_once() {
-	local st=$1 t=$2 tool=$3 port spid crc src name a prev="" dur=""
+	local st=$1 t=$2 tool=$3 port crc src name a prev="" dur=""
 	shift 3
 	for a in "$@"; do
 		[ "$prev" = -D ] && dur=$a
@@ -218,20 +242,12 @@ perftest_once() {
 	name=$BENCH_LOGS/$st-$tool-$port
 	PT_NAME=$name
 	PT_LINE="" PT_SLINE="" PT_ERR="" PT_F=() PT_CLOCK=ok PT_MBPS="" PT_RATE=""
-	in_ns "$SNS" timeout -k 5 "$t" "$tool" -d "$DS" -x "$(gid_index "$DS")" \
-		-p "$port" -F "$@" > "$name.server" 2>&1 &
-	spid=$!
-	if ! wait_for 20 listening "$SNS" "$port"; then
-		wait $spid
-		: > "$name.client"
-		PT_ERR="server did not listen: $(tail -n 3 "$name.server" | tr '\n' ' ')"
-		return 1
-	fi
-	in_ns "$CNS" timeout -k 5 "$t" "$tool" -d "$DC" -x "$(gid_index "$DC")" \
-		-p "$port" -F "$@" "$SIP" > "$name.client" 2>&1
-	crc=$?
-	wait $spid
-	src=$?
+	SC_SERVER=(in_ns "$SNS" timeout -k 5 "$t" "$tool" -d "$DS"
+		   -x "$(gid_index "$DS")" -p "$port" -F "$@")
+	SC_CLIENT=(in_ns "$CNS" timeout -k 5 "$t" "$tool" -d "$DC"
+		   -x "$(gid_index "$DC")" -p "$port" -F "$@" "$SIP")
+	server_client "$name" "$SNS" "$port" || { PT_ERR=$SC_ERR; return 1; }
+	crc=$SC_CRC src=$SC_SRC
 	if ((crc == 124 || crc == 137)); then
 		PT_ERR="client timed out after ${t}s: $(grep -v '^ *$' "$name.client" | tail -n 2 | tr '\n' ' ')"
 	elif ((crc != 0)); then

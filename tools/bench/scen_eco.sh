@@ -11,27 +11,18 @@
 # Sourced by guest.sh (lib.sh loaded; BENCH_* set); BENCH_ECO=1 runs it.
 
 # eco_run NAME PORT "SERVER CMD" "CLIENT CMD": the server in $NS_B, then
-# the client in $NS_A once the server listens on PORT.  Sets ECO_OUT (the
-# client's output file) or ECO_ERR.
+# the client in $NS_A once the server listens on PORT (server_client).
+# Sets ECO_OUT (the client's output file) or ECO_ERR.
 eco_run() {
-	local name=$1 port=$2 srv=$3 cli=$4 spid crc src
-	ECO_OUT=$BENCH_LOGS/eco-$name.client ECO_ERR=""
-	# shellcheck disable=SC2086
-	ip netns exec $NS_B timeout -k 5 150 $srv > "$BENCH_LOGS/eco-$name.server" 2>&1 &
-	spid=$!
-	if ! wait_for 60 listening $NS_B "$port"; then
-		kill $spid 2>/dev/null
-		wait $spid
-		ECO_ERR="server did not listen: $(tail -n 2 "$BENCH_LOGS/eco-$name.server" | tr '\n' ' ')"
-		return 1
-	fi
-	# shellcheck disable=SC2086
-	ip netns exec $NS_A timeout -k 5 120 $cli > "$ECO_OUT" 2>&1
-	crc=$?
-	wait $spid
-	src=$?
-	if ((crc || src)); then
-		ECO_ERR="client exit $crc, server exit $src: $(grep -v 'shared memory' "$ECO_OUT" | tail -n 2 | tr '\n' ' ')"
+	local name=$BENCH_LOGS/eco-$1 port=$2
+	ECO_OUT=$name.client ECO_ERR=""
+	# shellcheck disable=SC2206
+	SC_SERVER=(ip netns exec "$NS_B" timeout -k 5 150 $3)
+	# shellcheck disable=SC2206
+	SC_CLIENT=(ip netns exec "$NS_A" timeout -k 5 120 $4)
+	server_client "$name" "$NS_B" "$port" || { ECO_ERR=$SC_ERR; return 1; }
+	if ((SC_CRC || SC_SRC)); then
+		ECO_ERR="client exit $SC_CRC, server exit $SC_SRC: $(grep -v 'shared memory' "$ECO_OUT" | tail -n 2 | tr '\n' ' ')"
 		return 1
 	fi
 }
