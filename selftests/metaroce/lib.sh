@@ -207,6 +207,12 @@ mrb() { ip netns exec $NS_B $MR "$@"; }
 need_mr_tool() {
 	[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
 }
+# conns_show DEV_A DEV_B: the connections and paths of DEV_A (host A) and
+# DEV_B (host B) as the metaroce tool shows them, for the diagnostics of a
+# failed transfer (at most 400 lines).
+conns_show() {
+	{ mra show "$1"; mrb show "$2"; } 2>&1 | head -n 400
+}
 # paths_on NS DEV PLANE [STATE [CONN]]: how many paths of DEV (in
 # namespace NS) are on PLANE (a grep pattern) and, if STATE is not empty,
 # in STATE; only those of connection CONN ("LOCAL -> PEER") if given.

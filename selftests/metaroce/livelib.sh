@@ -36,7 +36,7 @@ _live_failed() {
 		"$W/live-cnt.0" | sort) <(awk '{print $1"/"$2, $3}' | sort) |
 		awk '$3 != $2 { print "  " $1 " +" $3 - $2 }'
 	echo "connections:"
-	{ mra show ra; mrb show rb; } 2>&1 | head -n 400
+	conns_show ra rb
 }
 
 live_start() {

@@ -105,7 +105,7 @@ loop() {
 			echo "ok $n" >> $W/$name.log
 		else
 			{ echo "FAIL $n: ${t0}-${SECONDS} s, faults: $(faults_during "$t0")"
-			  tail -n 20 $W/$name.last; } >> $W/$name.log
+			  tail -n 80 $W/$name.last; } >> $W/$name.log
 		fi
 		n=$((n + 1))
 	done
@@ -137,6 +137,7 @@ pp_a() {
 	wait $pid || rc=1
 	((rc == 0)) && grep -q 'iters in' $W/$tool.cli && return 0
 	echo "client:"; cat $W/$tool.cli; echo "server:"; cat $W/$tool.srv
+	echo "connections:"; conns_show la lb
 	return 1
 }
 perf_one() {
@@ -225,7 +226,7 @@ runs() { local n; n=$(grep -c '^ok' $W/"$1".log 2>/dev/null); echo "${n:-0}"; }
 fails() { local n; n=$(grep -c '^FAIL' $W/"$1".log 2>/dev/null); echo "${n:-0}"; }
 for l in kverbs pingpong udpp qpscale perftest pyverbs pyverbs_ud kill; do
 	diag "$l: $(runs $l) ok, $(fails $l) failed"
-	[ "$(fails $l)" -gt 0 ] && diag "$(grep -A8 '^FAIL' $W/$l.log | head -n 30)"
+	[ "$(fails $l)" -gt 0 ] && diag "$(grep -A80 '^FAIL' $W/$l.log | head -n 200)"
 done
 verified() {
 	local l bad=0
