@@ -58,25 +58,6 @@ skip_test() {
 	echo "ok $_tap_n - $1 # SKIP $2"
 }
 
-# ok_if_timed DESCRIPTION COMMAND...: ok_if for a check of how well timers
-# fit the traffic (resends against losses, reordering seen as such).  On a
-# kernel MROCE_SLOW times slower (the debug lane), RTTs of hundreds of ms
-# and vCPU stalls fire timers such checks count as errors: there a failure
-# is reported as a SKIP with the figures, and a pass still passes.
-ok_if_timed() {
-	local desc=$1 out
-	shift
-	((MROCE_SLOW > 1)) || { ok_if "$desc" "$@"; return; }
-	if out=$("$@" 2>&1); then
-		_tap_n=$((_tap_n + 1))
-		echo "ok $_tap_n - $desc"
-	else
-		skip_test "$desc" "timing check on a kernel $MROCE_SLOW times slower"
-		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
-	fi
-	return 0
-}
-
 tap_done() {
 	if ((_tap_fail)); then
 		echo "# $_tap_fail of $_tap_n failed"

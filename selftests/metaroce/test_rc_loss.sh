@@ -63,7 +63,7 @@ for loss in 0.1% 1% 5%; do
 	ok_if "loss $loss: $rounds x 1 MiB SEND, WRITE, READ verified" \
 		kverbs_rounds $rounds rc_send,rc_write,rc_read size=1048576
 	ok_if "loss $loss: atomics exactly once" kverbs rc_atomic
-	ok_if_timed "loss $loss: retransmissions stay close to what was lost" resend_ok
+	ok_if "loss $loss: retransmissions stay close to what was lost" resend_ok
 	resend_ok 2>&1 | grep '^# l[ab]:' || true
 	diag "loss $loss: netem dropped $(netem_dropped), retransmitted $(( $(cnt la retransmits) + $(cnt lb retransmits) ))"
 done
@@ -79,7 +79,7 @@ echo 1 > $T/events/metaroce/mroce_ack/enable
 fr0=$(( $(cnt la fast_retransmits) + $(cnt lb fast_retransmits) ))
 set_loss 10%
 ok_if "loss 10%: 200 mixed WRs, every byte and completion" kverbs rc_many iters=200
-ok_if_timed "loss 10%: retransmissions stay close to what was lost" resend_ok
+ok_if "loss 10%: retransmissions stay close to what was lost" resend_ok
 echo 0 > $T/events/metaroce/enable
 trace_ok() {
 	local lost acks fr overrun
@@ -124,16 +124,16 @@ echo 1000 > /sys/module/metaroce/parameters/reo_persist_ms
 diag "resends/packets/spurious/RTOs/TLPs: adaptive $adaptive, threshold rule only $strict"
 diag "la paths: $(mra show la 2>&1 | grep -o 'path [0-9]* .* srtt [0-9]*us rttvar [0-9]*us min_rtt [0-9]*us' | sed 's/sport.*srtt/srtt/' | tr '\n' ';')"
 set -- $adaptive
-ok_if_timed "reordering route: a path that reorders resends < 5% of its packets" \
+ok_if "reordering route: a path that reorders resends < 5% of its packets" \
 	test -n "$1" -a "$((${1:-1} * 100))" -lt "$((5 * ${2:-0}))"
 set -- $strict
-ok_if_timed "reordering route: the threshold rule alone resends > 8% (reordering is real)" \
+ok_if "reordering route: the threshold rule alone resends > 8% (reordering is real)" \
 	test -n "$1" -a "$((${1:-0} * 100))" -gt "$((8 * ${2:-1}))"
 # Nothing is lost on this route: every loss declared is an error, and the
 # sender finds them from the ACKs' Rx Count.  Resends and such errors differ
 # a little both ways: a tail loss probe's copy is a resend of content not
 # declared lost; content known delivered by another copy is not resent.
-ok_if_timed "reordering route: spurious_retransmits within 25% of the needless resends" \
+ok_if "reordering route: spurious_retransmits within 25% of the needless resends" \
 	test -n "$1" -a "$((${3:-0} * 4))" -ge "$((3 * ${1:-1}))" \
 	-a "$((${3:-0} * 4))" -le "$((5 * ${1:-0}))"
 ip netns exec $NS_A tc qdisc del dev va root
