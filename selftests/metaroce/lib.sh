@@ -266,12 +266,15 @@ MROCE_SLOW=1
 debug_kernel && MROCE_SLOW=4
 export MROCE_SLOW
 # Under a slow kernel (MROCE_SLOW > 1) the QPs' retry budget is four
-# times the default (qp_timeout 16: 0.27 s a try); a qp_timeout=N among
-# the caller's parameters comes later and wins.
+# times the default (qp_timeout 16: 0.27 s a try) and so is the wait for
+# each completion (wc_timeout_ms: 10 s on the stock kernel; a 256 KiB
+# WRITE took up to 29 s in the debug soak's faults); a qp_timeout=N or
+# wc_timeout_ms=N among the caller's parameters comes later and wins.
 kverbs() {
 	local tests=$1
 	shift
-	((MROCE_SLOW > 1)) && set -- qp_timeout=16 "$@"
+	((MROCE_SLOW > 1)) &&
+		set -- qp_timeout=16 wc_timeout_ms=$((10000 * MROCE_SLOW)) "$@"
 	insmod "$KV_KO" dev_a="$KV_A" dev_b="$KV_B" ip_a="$KV_IP_A" \
 		ip_b="$KV_IP_B" tests="$tests" "$@" && rmmod mroce_kverbs
 }

@@ -13,7 +13,6 @@
 
 #define KV_PORT			1
 #define KV_GRH_LEN		40	/* the GRH in front of a UD payload */
-#define KV_TIMEOUT_MS		10000	/* wall time to wait for a completion */
 #define KV_HOP_LIMIT		64
 #define KV_RD_ATOMIC		16
 #define KV_PATH_MTU		IB_MTU_1024
@@ -171,6 +170,8 @@ int kv_rc_pair_default(struct kv_test *t, struct kv_ep *a, struct kv_ep *b);
 void kv_ah_attr(struct rdma_ah_attr *ah, const struct kv_dev *src,
 		const struct kv_dev *dst);
 extern unsigned int kv_qp_timeout;
+/* Wall time to wait for a completion, ms (module parameter wc_timeout_ms). */
+extern unsigned int kv_wc_timeout_ms;
 void kv_rc_attr_default(struct kv_rc_attr *rca);
 int kv_modify(struct kv_test *t, struct kv_ep *ep, struct ib_qp_attr *attr,
 	      int mask, const char *what);

@@ -38,6 +38,9 @@ MODULE_PARM_DESC(iters, "messages in rc_many (default 256)");
 unsigned int kv_qp_timeout = 14;
 module_param_named(qp_timeout, kv_qp_timeout, uint, 0444);
 MODULE_PARM_DESC(qp_timeout, "RC QPs' timeout, 1 to 31 (default 14: 67 ms)");
+unsigned int kv_wc_timeout_ms = 10000;
+module_param_named(wc_timeout_ms, kv_wc_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(wc_timeout_ms, "wall time to wait for a completion, ms (default 10000)");
 
 struct kv_case {
 	const char *name;

@@ -285,10 +285,10 @@ static int kv_m_run(struct kv_many *m)
 		if (progress) {
 			last = jiffies;
 		} else if (time_after(jiffies,
-				      last + msecs_to_jiffies(KV_TIMEOUT_MS))) {
+				      last + msecs_to_jiffies(kv_wc_timeout_ms))) {
 			err = kv_fail(m->t,
 				      "stalled for %u ms: %u of %u WRs complete, %u posted, %u of %u receives complete",
-				      KV_TIMEOUT_MS, m->done, m->iters,
+				      kv_wc_timeout_ms, m->done, m->iters,
 				      m->posted, m->recv_done, m->nconsumers);
 		} else {
 			usleep_range(200, 1000);

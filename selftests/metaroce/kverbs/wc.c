@@ -52,7 +52,7 @@ int kv_post_recv_buf(struct kv_test *t, struct kv_ep *ep, u64 wr_id,
 int kv_poll(struct kv_test *t, struct ib_cq *cq, struct ib_wc *wc,
 	    const char *what)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(KV_TIMEOUT_MS);
+	unsigned long end = jiffies + msecs_to_jiffies(kv_wc_timeout_ms);
 	int n;
 
 	for (;;) {
@@ -64,7 +64,7 @@ int kv_poll(struct kv_test *t, struct ib_cq *cq, struct ib_wc *wc,
 				       ERR_PTR(n));
 		if (time_after_eq(jiffies, end))
 			return kv_fail(t, "%s: no completion within %u ms",
-				       what, KV_TIMEOUT_MS);
+				       what, kv_wc_timeout_ms);
 		usleep_range(200, 1000);
 	}
 }
