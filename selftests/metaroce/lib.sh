@@ -265,6 +265,13 @@ debug_kernel() {
 MROCE_SLOW=1
 debug_kernel && MROCE_SLOW=4
 export MROCE_SLOW
+# The RC QPs' timeout of the C test programs (progs/dev.c): 14 (67 ms a
+# try, 7 tries) on the stock kernel, 16 (0.27 s) on a slow one, as
+# kverbs() gives the kernel's QPs; a test that raises rto_max_us raises it
+# further (test_stateful_fuzz, the soak).
+MROCE_QP_TIMEOUT=14
+((MROCE_SLOW > 1)) && MROCE_QP_TIMEOUT=16
+export MROCE_QP_TIMEOUT
 # Under a slow kernel (MROCE_SLOW > 1) the QPs' retry budget is four
 # times the default (qp_timeout 16: 0.27 s a try) and so is the wait for
 # each completion (wc_timeout_ms: 10 s on the stock kernel; a 256 KiB

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Live traffic for the hostile-input tests (sourced after lib.sh; devices
 # ra in host A and rb in host B, scratch directory $W): validated RC
-# pingpongs (ibv_rc_pingpong -c -s 4096), one after the other, each logged
+# pingpongs (ibv_rc_pingpong -c -s 4096; progs/rc_pp on a slow kernel),
+# one after the other, each logged
 # in $W/live.log as "ok N", or as "FAIL N" followed by both sides' output.
 #
 #   live_start ITERS  start them, ITERS iterations each, and wait for the
@@ -10,12 +11,23 @@
 #   live_more N [S]   wait, at most S seconds (120), for more than N passed
 #   live_stop         stop after the current one
 
+# One pingpong of ITERS: ibv_rc_pingpong, or on a slow kernel
+# (MROCE_SLOW > 1) progs/rc_pp, whose QPs take MROCE_QP_TIMEOUT:
+# ibv_rc_pingpong's QP timeout is fixed at 14, about 0.5 s without
+# progress, shorter than one RTT of the debug kernel under load.
+_live_one() {
+	if ((MROCE_SLOW > 1)); then
+		/tmp/rc_pp ra rb "$1" 4096 2>&1
+	else
+		pingpong_pair ibv_rc_pingpong ra rb -c -s 4096 -n "$1"
+	fi
+}
+
 _live_loop() {
 	local n=0 out
 	all_counters ra rb > "$W/live-cnt.0"
 	while [ ! -e "$W/stop" ]; do
-		if out=$(pingpong_pair ibv_rc_pingpong ra rb -c -s 4096 \
-			 -n "$1"); then
+		if out=$(_live_one "$1"); then
 			echo "ok $n" >> "$W/live.log"
 		else
 			_live_failed "$n" "$out" >> "$W/live.log"
@@ -41,6 +53,7 @@ _live_failed() {
 
 live_start() {
 	rm -f "$W/stop" "$W/live.log"
+	((MROCE_SLOW > 1)) && { build_prog rc_pp || return 1; }
 	_live_loop "$1" &
 	live_pid=$!
 	live_more 0

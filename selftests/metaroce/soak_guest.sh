@@ -11,7 +11,8 @@
 #            rc_many (mixed WRs), atomics: every byte checked
 #   kverbs_ud kernel UD sends, every byte checked (a datagram lost to the
 #            faults makes a run fail: runs are only counted)
-#   pingpong ibv_rc_pingpong -c (user RC, data checked)
+#   pingpong ibv_rc_pingpong -c (user RC, data checked); progs/rc_pp
+#            under the debug kernel (a QP timeout that outlasts its RTO)
 #   udpp     ibv_ud_pingpong -c (user UD, data checked; a lost datagram
 #            makes a run hang: runs are timed and only counted)
 #   qpscale  tools/bench/qpscale: 64 RC QP pairs created, one verified
@@ -47,10 +48,10 @@ mkdir -p $W
 
 tap_plan 9
 prep() {
-	build_prog ud_stream &&
+	build_prog ud_stream && build_prog rc_pp &&
 		gcc -O2 -Wall -Wextra -o $QPSCALE "$here/../../tools/bench/qpscale.c" -libverbs
 }
-ok_if "programs built (ud_stream, qpscale)" prep
+ok_if "programs built (ud_stream, rc_pp, qpscale)" prep
 
 # meminfo/slab snapshot after dropping caches and shrinking slabs.
 snapshot() {
@@ -99,7 +100,14 @@ echo 20000 > /sys/module/metaroce/parameters/rto_min_us
 # dumps): no reply came in time, every path stayed PROBING at backoff 16,
 # and the connections starved or failed. The datacenter default is an
 # envelope the slow kernel leaves, as in test_stateful_fuzz.
-debug_kernel && echo 3000000 > /sys/module/metaroce/parameters/rto_max_us
+# The QPs' retry budget must outlast such an RTO: timeout 19 (2.1 s a
+# try) for the kernel verbs and progs/rc_pp (MROCE_QP_TIMEOUT).
+kv_qpt=""
+if debug_kernel; then
+	echo 3000000 > /sys/module/metaroce/parameters/rto_max_us
+	export MROCE_QP_TIMEOUT=19
+	kv_qpt=qp_timeout=19
+fi
 
 end=$((SECONDS + MINUTES * 60))
 running() { [ $SECONDS -lt $end ] && [ ! -e $W/stop ]; }
@@ -128,8 +136,9 @@ faults_during() {
 # The kernel verbs module reports in the kernel log: a failed run keeps
 # its last lines, with the failing case's reason.
 kv_all() {
-	kverbs rc_send,rc_write,rc_read size=262144 iters=4 &&
-		kverbs rc_many iters=100 && kverbs rc_atomic && { kv_ud; return 0; }
+	kverbs rc_send,rc_write,rc_read size=262144 iters=4 $kv_qpt &&
+		kverbs rc_many iters=100 $kv_qpt && kverbs rc_atomic $kv_qpt &&
+		{ kv_ud; return 0; }
 	dmesg | grep 'mroce_kverbs:' | tail -n 15
 	return 1
 }
@@ -138,7 +147,7 @@ kv_all() {
 # logged apart in kverbs_ud.log and counted, as the UD pingpongs are; a
 # run that lost a datagram is no failure of the transport.
 kv_ud() {
-	if kverbs ud_send; then
+	if kverbs ud_send $kv_qpt; then
 		echo ok >> $W/kverbs_ud.log
 	else
 		{ echo "FAIL: $(faults_during $((SECONDS - 30)))"
@@ -202,7 +211,19 @@ kill_one() {
 }
 
 loop kverbs kv_all &
-loop pingpong pp_a ibv_rc_pingpong 18515 -c -s 4096 -n 200 &
+# RC pingpongs: ibv_rc_pingpong, or on the debug kernel progs/rc_pp, whose
+# QPs take MROCE_QP_TIMEOUT (ibv_rc_pingpong's is fixed at 14, about 0.5 s
+# without progress: less than one RTT there).
+rc_pp_run() {
+	/tmp/rc_pp la lb 200 4096 && return 0
+	echo "connections:"; conns_show la lb
+	return 1
+}
+if debug_kernel; then
+	loop pingpong rc_pp_run &
+else
+	loop pingpong pp_a ibv_rc_pingpong 18515 -c -s 4096 -n 200 &
+fi
 loop udpp pp_a ibv_ud_pingpong 18516 -c -s 1024 -n 200 &
 loop qpscale churn &
 loop perftest perf_one &

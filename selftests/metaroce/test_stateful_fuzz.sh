@@ -86,6 +86,7 @@ live_iters=100
 if debug_kernel; then
 	echo 3000000 > /sys/module/metaroce/parameters/rto_max_us
 	kv_timeout=19
+	export MROCE_QP_TIMEOUT=19	# the user pingpongs (livelib: rc_pp)
 	# A pingpong of 100 took longer than the whole fuzzing.
 	live_iters=20
 fi

@@ -31,7 +31,8 @@ struct ibv_context *open_dev(const char *name);
 int find_gid(struct ibv_context *ctx, union ibv_gid *gid);
 /*
  * An RC QP in INIT to RTR then RTS, towards dest_qpn at dgid through GID
- * sgid_index, with rd_atomic RDMA READs / atomics outstanding each way.
+ * sgid_index, with rd_atomic RDMA READs / atomics outstanding each way;
+ * retry count 7, timeout MROCE_QP_TIMEOUT from the environment or 14.
  */
 void rc_connect(struct ibv_qp *qp, int sgid_index, const union ibv_gid *dgid,
 		uint32_t dest_qpn, uint8_t rd_atomic);
