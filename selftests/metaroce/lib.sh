@@ -188,6 +188,15 @@ mrb() { ip netns exec $NS_B $MR "$@"; }
 need_mr_tool() {
 	[ -x $MR ] || { echo "1..0 # SKIP $MR not built"; exit $KSFT_SKIP; }
 }
+# tracefs_on: tracefs mounted at $T (/sys/kernel/tracing), comm recording
+# off.  Comm recording hooks sched_switch when an event is enabled, which
+# patches __schedule's text while the other vCPU runs it; under TCG that
+# once ended in an int3 Oops in __schedule (test_rc_loss, 2026-12-05).
+T=/sys/kernel/tracing
+tracefs_on() {
+	[ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
+	echo 0 > $T/options/record-cmd
+}
 # conns_show DEV_A DEV_B: the connections and paths of DEV_A (host A) and
 # DEV_B (host B) as the metaroce tool shows them, for the diagnostics of a
 # failed transfer (at most 400 lines).
@@ -265,15 +274,15 @@ debug_kernel() {
 MROCE_SLOW=1
 debug_kernel && MROCE_SLOW=4
 export MROCE_SLOW
-# The RC QPs' timeout of the C test programs (progs/dev.c): 14 (67 ms a
-# try, 7 tries) on the stock kernel, 16 (0.27 s) on a slow one, as
-# kverbs() gives the kernel's QPs; a test that raises rto_max_us raises it
-# further (test_stateful_fuzz, the soak).
+# The RC QPs' timeout of the C test programs (progs/dev.c) and, on a slow
+# kernel, of the kernel verbs (kverbs()): 14 (67 ms a try, 7 tries) on the
+# stock kernel, 16 (0.27 s) on a slow one; a test that raises rto_max_us
+# exports a larger one (test_stateful_fuzz, the soak).
 MROCE_QP_TIMEOUT=14
 ((MROCE_SLOW > 1)) && MROCE_QP_TIMEOUT=16
 export MROCE_QP_TIMEOUT
-# Under a slow kernel (MROCE_SLOW > 1) the QPs' retry budget is four
-# times the default (qp_timeout 16: 0.27 s a try) and so is the wait for
+# Under a slow kernel (MROCE_SLOW > 1) the QPs' retry budget is
+# MROCE_QP_TIMEOUT's (16: four times the default) and the wait for
 # each completion (wc_timeout_ms: 10 s on the stock kernel; a 256 KiB
 # WRITE took up to 29 s in the debug soak's faults); a qp_timeout=N or
 # wc_timeout_ms=N among the caller's parameters comes later and wins.
@@ -281,7 +290,8 @@ kverbs() {
 	local tests=$1
 	shift
 	((MROCE_SLOW > 1)) &&
-		set -- qp_timeout=16 wc_timeout_ms=$((10000 * MROCE_SLOW)) "$@"
+		set -- qp_timeout="$MROCE_QP_TIMEOUT" \
+			wc_timeout_ms=$((10000 * MROCE_SLOW)) "$@"
 	insmod "$KV_KO" dev_a="$KV_A" dev_b="$KV_B" ip_a="$KV_IP_A" \
 		ip_b="$KV_IP_B" tests="$tests" "$@" && rmmod mroce_kverbs
 }
@@ -295,6 +305,13 @@ kverbs_rounds() {
 	done
 }
 
+# build_ucp_check: progs/ucp_check.c (UCX's UCP, no verbs) as
+# /tmp/ucp_check, once per VM.
+build_ucp_check() {
+	[ -x /tmp/ucp_check ] ||
+		gcc -O2 -Wall -Wextra -o /tmp/ucp_check "$_lib_dir/progs/ucp_check.c" \
+			-lucp -lucs
+}
 # build_prog NAME: compile progs/NAME.c with the programs' shared dev.c
 # into /tmp/NAME.
 build_prog() {

@@ -90,8 +90,7 @@ ok_if "UCX UCP tag_bw 64 KiB over rc_verbs,ud_verbs (ucx_perftest)" ucx tag_bw 6
 ok_if "UCX UCP tag_lat 8 B over rc_verbs,ud_verbs (ucx_perftest)" ucx tag_lat 8
 ok_if "UCX UCP stream_bw 4 KiB over rc_verbs,ud_verbs (ucx_perftest)" ucx stream_bw 4096
 ucp_chk() {
-	gcc -O2 -Wall -Wextra -o /tmp/ucp_check "$(dirname "$0")/progs/ucp_check.c" \
-		-lucp -lucs || return 1
+	build_ucp_check || return 1
 	pair 13500 "env UCX_NET_DEVICES=ub:1 UCX_TLS=rc_verbs,ud_verbs /tmp/ucp_check $1" \
 		"env UCX_NET_DEVICES=ua:1 UCX_TLS=rc_verbs,ud_verbs /tmp/ucp_check $1 $IP_B"
 }

@@ -79,13 +79,16 @@ side() {
 	return $rc
 }
 
+# ucx_perftest's result line: the client's "Final:" (the server prints none).
+PERF_RESULT=.
+((VM_INDEX == 0)) && PERF_RESULT="^Final:"
 ucx() {
-	side "ucx-$1" "$([ "$VM_INDEX" = 0 ] && echo "^Final:" || echo .)" \
+	side "ucx-$1" "$PERF_RESULT" \
 		"env UCX_NET_DEVICES=m0:1 UCX_TLS=rc_verbs,ud_verbs ucx_perftest -p $3 -t $1 -n 500 -s $2" \
 		"env UCX_NET_DEVICES=m0:1 UCX_TLS=rc_verbs,ud_verbs ucx_perftest -p $3 -t $1 -n 500 -s $2"
 }
 ok_if "vm$VM_INDEX: UCX UCT put_bw 64 KiB zero-copy over rc_verbs between two kernels" \
-	side uct-put "$([ "$VM_INDEX" = 0 ] && echo "^Final:" || echo .)" \
+	side uct-put "$PERF_RESULT" \
 	"ucx_perftest -d m0:1 -x rc_verbs -p 13400 -t put_bw -D zcopy -n 500 -s 65536" \
 	"ucx_perftest -d m0:1 -x rc_verbs -p 13400 -t put_bw -D zcopy -n 500 -s 65536"
 ok_if "vm$VM_INDEX: UCX UCP tag_bw 64 KiB over rc_verbs,ud_verbs between two kernels" \
@@ -95,8 +98,7 @@ ok_if "vm$VM_INDEX: UCX UCP tag_lat 8 B over rc_verbs,ud_verbs between two kerne
 ok_if "vm$VM_INDEX: UCX UCP stream_bw 4 KiB over rc_verbs,ud_verbs between two kernels" \
 	ucx stream_bw 4096 13403
 ucp_chk() {
-	gcc -O2 -Wall -Wextra -o /tmp/ucp_check "$_lib_dir/progs/ucp_check.c" \
-		-lucp -lucs || return 1
+	build_ucp_check || return 1
 	side "ucp-$1" "^ucp_check $1: ok" \
 		"env UCX_NET_DEVICES=m0:1 UCX_TLS=rc_verbs,ud_verbs /tmp/ucp_check $1 -p $2" \
 		"env UCX_NET_DEVICES=m0:1 UCX_TLS=rc_verbs,ud_verbs /tmp/ucp_check $1 -p $2"

@@ -77,12 +77,7 @@ rm -f $W/state
 # new QP failed its move to RTR with EINVAL.  Kernel probes on the modify
 # verb, on what fails a QP and on connection failures keep the story of
 # the last ones, printed if a prep fails (where the kernel has them).
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
-# No comm recording: it hooks sched_switch when an event is enabled, which
-# patches __schedule's text while the other vCPU runs it, and under TCG
-# that once ended in an int3 Oops in __schedule (test_rc_loss, 2026-12-05).
-echo 0 > $T/options/record-cmd
+tracefs_on
 probes_on() {
 	{
 		echo 'r:mrfz/modify_qp metaroce:mroce_modify_qp ret=$retval:s32'

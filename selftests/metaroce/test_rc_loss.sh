@@ -69,12 +69,7 @@ for loss in 0.1% 1% 5%; do
 done
 # Tracepoints (metaroce:*) show per path what the counters sum up: every
 # loss the threshold rule or reorder timer declares is a mroce_lost event.
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs nodev $T
-# No comm recording: it hooks sched_switch when an event is enabled, which
-# patches __schedule's text while the other vCPU runs it, and under TCG
-# that once ended in an int3 Oops in __schedule (test_rc_loss, 2026-12-05).
-echo 0 > $T/options/record-cmd
+tracefs_on
 echo 16384 > $T/buffer_size_kb
 echo > $T/trace
 echo 1 > $T/events/metaroce/mroce_lost/enable
