@@ -133,6 +133,38 @@ class RequesterTests:
                "after STREAM_CLOSE completing SSN 0: completions (wr, status, s) %s "
                "(budget 0.268 s); stream packets after it: %d" % (w, len(sent)))
 
+    def t_req_stream_close_stale(self):
+        """STREAM_CLOSEs of an earlier incarnation of the pair (MRC-CONN-057),
+        as a peer QP reset and set up again may have resent after a loss:
+        one that arrives while the target QP is in RTR, and one in RTS whose
+        SSN is not between the SSN before the stream's first and its newest,
+        are acknowledged at path level and ignored.  The stream's WRITEs
+        then complete by their Stream Record."""
+        scx = struct.pack(">BBBBI", 1, 0, 0, 0, 0)
+        q = self.new_qp(timeout=13, state="rtr")
+        n0 = self.counters("stream_closes_rcvd")["stream_closes_rcvd"]
+        # SSN 0xFFFFFFFF: a current close once the stream is in RTS (sq_psn 0).
+        psn = self.p.send_seq(m.T_STREAM_CLOSE,
+                              m.sx(q["qpn"], q["mine"], 0xFFFFFFFF, segshift=0) + scx)
+        rtr_acked = self.ack_of(psn, 1.0) is not None
+        self.a("rts", qpn=q["qpn"])
+        pk = self.two_writes(q)                             # SSNs 0 and 1
+        for r in {r["path_id"]: r for r in pk}.values():   # delivered at path level
+            self.p.send_raw(self.p.ack_pkt(m.T_ACK, r["path_id"]), sport=r["sport"])
+        psn = self.p.send_seq(m.T_STREAM_CLOSE,
+                              m.sx(q["qpn"], q["mine"], 7, segshift=0) + scx)
+        rts_acked = self.ack_of(psn, 1.0) is not None
+        early = self.swcs(q, 0.2)
+        self.sr_to(q, pk[-1], 1)
+        w = early + self.swcs(q, 2.0)
+        n1 = self.counters("stream_closes_rcvd")["stream_closes_rcvd"]
+        record("MRC-CONN-057 MRC-CONN-038",
+               rtr_acked and rts_acked and n1 == n0 and
+               [(x["wr_id"], x["status"]) for x in w] == [(1, WC_SUCCESS), (2, WC_SUCCESS)],
+               "STREAM_CLOSEs in RTR and with SSN 7 after SSNs 0-1: acknowledged %s/%s, "
+               "taken %d, then completions %s" %
+               (rtr_acked, rts_acked, n1 - n0, [(x["wr_id"], x["status"]) for x in w]))
+
     def t_requester(self):
         # timeout 18 (1 s): the retry timer must outlast our withheld record.
         q = self.new_qp(timeout=18)

@@ -876,7 +876,7 @@ def main(argv):
              s.t_probe, s.t_sync, s.t_sr_drain, s.t_not_ready, s.t_nak_fields, s.t_order, s.t_consistency,
              s.t_seg_window, s.t_write_imm, s.t_zero_len, s.t_requester,
              s.t_req_not_ready,
-             s.t_req_stream_close,
+             s.t_req_stream_close, s.t_req_stream_close_stale,
              s.t_rtr_ssn, s.t_attach_rules, s.t_tombstone, s.t_foreign_pd,
              s.t_read_contexts, s.t_req_rd_limit, s.t_req_credit,
              s.t_datagram_rx, s.t_datagram_tx,
@@ -885,6 +885,10 @@ def main(argv):
              s.t_init_fail, s.t_init_connect_required, s.t_init_connect, s.t_init_paths,
              s.t_init_simultaneous, s.t_init_seg_window, s.t_cack_responder,
              s.t_cack_requester, s.t_whole_run]
+    # MROCE_COMP_ONLY="t_a t_b": only those groups (a developer's rerun).
+    only = os.environ.get("MROCE_COMP_ONLY", "").split()
+    if only:
+        tests = [t for t in tests if t.__name__ in only]
     crashed = run_groups(tests)
     ids = load_ids()
     n = {"pass": 0, "fail": 0, "untested": 0}

@@ -95,8 +95,8 @@ class Target:
     def op_qp(self, peer_ip, peer_qpn, mr_len=65536, recvs=8, recv_len=4096,
               access="wra", mtu=1024, timeout=10, state="rts", rq_psn=0,
               sq_psn=0, rd_atomic=4):
-        """An RC QP towards the peer, in RTS, or left in INIT with
-        state="init" (op_rts moves it on).  rd_atomic is both its
+        """An RC QP towards the peer, in RTS, or left in INIT or RTR with
+        state="init" or "rtr" (op_rts moves it on).  rd_atomic is both its
         max_rd_atomic and its max_dest_rd_atomic."""
         acc = e.IBV_ACCESS_LOCAL_WRITE
         for c in access:
@@ -126,6 +126,8 @@ class Target:
         attr.rnr_retry = 1
         if state == "init":
             qp.to_init(attr)
+        elif state == "rtr":
+            qp.to_rtr(attr)
         else:
             qp.to_rts(attr)
         q = dict(qp=qp, cq=cq, rcq=rcq, mr=mr, rmr=rmr, recv_len=recv_len,
@@ -136,7 +138,7 @@ class Target:
                     recv_va=rmr.buf, gid=str(self.gid))
 
     def op_rts(self, qpn):
-        """A QP made with state="init" to RTR and RTS."""
+        """A QP made with state="init" or "rtr" to RTS."""
         q = self.qps[qpn]
         q["qp"].to_rts(q["attr"])
         return {}

@@ -10,6 +10,7 @@
 #include "lifecycle.h"
 #include "net.h"
 #include "path.h"
+#include "pkt.h"
 #include "rc_req.h"
 #include "rc_resp.h"
 #include "stream.h"
@@ -70,10 +71,29 @@ bool mroce_stream_close_hdr_ok(const struct mroce_bth *bth)
 }
 
 /*
+ * Is the STREAM_CLOSE with SSN ssn for qp's stream as it is now attached
+ * (MRC-CONN-057)?  The SSN, the peer's Completed SSN of our requests, lies
+ * from the one before our first (sq_psn - 1) to our newest, and there are
+ * such SSNs only once the QP reached RTS.  Any other is a copy the peer
+ * sent for an earlier incarnation of the pair, resent after a loss or
+ * late, that must not close this one.
+ */
+static bool mroce_stream_close_current(const struct mroce_qp *qp, u32 ssn)
+{
+	const struct mroce_stream *st = &qp->stream;
+
+	return st->req_live &&
+	       mroce_seq_diff(ssn, qp->attr.sq_psn - 1) >= 0 &&
+	       mroce_seq_diff(ssn, st->next_ssn - 1) <= 0;
+}
+
+/*
  * A STREAM_CLOSE for qp's attached stream (MRC-CONN-037): what the peer
  * completed completes; the fatal NAK it carries fails its request; if
  * anything is left, the oldest request fails with IB_WC_RETRY_EXC_ERR and
- * the QP moves to ERROR; the stream is detached.  conn->lock held.
+ * the QP moves to ERROR; the stream is detached.  One of an earlier
+ * incarnation is ignored, as for a stream not attached (MRC-CONN-038).
+ * conn->lock held.
  */
 void mroce_rx_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 			   struct sk_buff *skb)
@@ -84,6 +104,8 @@ void mroce_rx_stream_close(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	lockdep_assert_held(&conn->lock);
 
+	if (!mroce_stream_close_current(qp, ntohl(sx->ssn)))
+		return;
 	mroce_count(conn->mdev, STREAM_CLOSES_RCVD);
 	mroce_rc_peer_completed(conn, qp, ntohl(sx->ssn));
 	if (scx->nak_code) {

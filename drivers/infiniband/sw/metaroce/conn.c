@@ -1082,7 +1082,10 @@ static void mroce_rx_sequenced(struct mroce_conn *conn, struct sk_buff *skb,
 	}
 	qp = mroce_stream_qp(conn, sx);
 	if (bth->type == MROCE_T_STREAM_CLOSE) {
-		/* Not attached: acknowledged, else ignored (MRC-CONN-038). */
+		/*
+		 * Not attached, or for an earlier incarnation: acknowledged,
+		 * else ignored (MRC-CONN-038, MRC-CONN-057).
+		 */
 		if (qp)
 			mroce_rx_stream_close(conn, qp, skb);
 		mroce_rxpath_commit(conn, skb, class);

@@ -287,6 +287,7 @@ static int mroce_rc_transition(struct mroce_qp *qp, enum ib_qp_state cur,
 			return -EINVAL;
 		mroce_conn_lock_bh(conn);
 		mroce_rc_requester_start(qp);
+		qp->stream.req_live = true;
 		mroce_conn_unlock_bh(conn);
 		mroce_conn_put(conn);
 	}

@@ -82,6 +82,7 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	struct mroce_stream *st = &qp->stream;
 
 	mroce_rc_requester_start(qp);
+	st->req_live = false;		/* sq_psn comes with RTS */
 	st->next_msn = 0;
 	st->send_off = 0;
 	st->rnr_until = 0;

@@ -56,6 +56,7 @@ struct mroce_stream {
 	u64 atomic_orig[16];
 	/* failure and close (spec 6.5.4) */
 	bool close_sent;		/* our STREAM_CLOSE went out */
+	bool req_live;			/* RTS since attach: SSNs are ours */
 	bool peer_closed;		/* detached by the peer or a failure */
 	unsigned long gone_at;		/* jiffies: then fail what is left */
 	u8 fatal_code;			/* the fatal NAK we sent, 0: none */
