@@ -49,7 +49,20 @@ def main():
         if not p.connect():
             print("no CONNECT_ACK from the target")
             return 1
-    q = agent(int(aport), target, op="qp", peer_ip=local, peer_qpn=p.qpn)
+    try:
+        q = agent(int(aport), target, op="qp", peer_ip=local, peer_qpn=p.qpn)
+    except RuntimeError as err:
+        # The target's new QP attached to our connection and went to the
+        # error state with it before reaching RTS (its modify then fails
+        # EINVAL): the connection the last run fuzzed may fail some time
+        # after its resent CONNECT was answered, when its paths' probes
+        # run out (the fuzzer answers none).  Once more, on a new one.
+        print("agent: %s; again on a new connection" % err)
+        p = Peer(local, target)
+        if not p.connect():
+            print("no CONNECT_ACK from the target")
+            return 1
+        q = agent(int(aport), target, op="qp", peer_ip=local, peer_qpn=p.qpn)
     qpn, rkey, va = q["qpn"], q["rkey"], q["va"]
     seqs = []
 

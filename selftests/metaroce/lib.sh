@@ -358,27 +358,46 @@ gid_index() {
 
 # pingpong_pair TOOL DEV_A DEV_B ARGS...: an ibv_*_pingpong TOOL, server on
 # DEV_B in host B, client on DEV_A in host A, each with its IPv4-mapped GID
-# and ARGS.  Both sides must finish; prints the client's result line.
+# and ARGS.  Both sides must finish; prints the client's result line, or
+# on failure both sides' output, the counters and the connections.
+# PP_PORT: its TCP port (default 18515, the tools' own); PP_LOG: where the
+# logs go, PP_LOG-server.log and PP_LOG-client.log (default /tmp/pp).
 pingpong_pair() {
-	local tool=$1 da=$2 db=$3 rc=0 pid
-	local srv=/tmp/pp-server.log cli=/tmp/pp-client.log
+	local tool=$1 da=$2 db=$3 rc=0 pid port=${PP_PORT:-18515}
+	local srv=${PP_LOG:-/tmp/pp}-server.log cli=${PP_LOG:-/tmp/pp}-client.log
 	shift 3
 	ip netns exec $NS_B timeout 120 "$tool" -d "$db" -g "$(gid_index "$db")" \
-		"$@" > $srv 2>&1 &
+		-p "$port" "$@" > $srv 2>&1 &
 	pid=$!
 	# A debug kernel (KASAN, lockdep) under TCG takes seconds to open
 	# the device and start listening.
-	wait_for 60 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':18515 '" ||
+	wait_for 60 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':$port '" ||
 		{ rc=1; echo "server not listening after 60 s" > $cli; }
 	if ((rc == 0)); then
 		ip netns exec $NS_A timeout 120 "$tool" -d "$da" \
-			-g "$(gid_index "$da")" "$@" $IP_B > $cli 2>&1 || rc=1
+			-g "$(gid_index "$da")" -p "$port" "$@" $IP_B > $cli 2>&1 || rc=1
 	fi
 	wait $pid || rc=1
 	if ((rc)) || ! grep -q 'iters in' $cli || ! grep -q 'iters in' $srv; then
 		echo "client:"; cat $cli; echo "server:"; cat $srv
 		echo "counters:"; dev_counters "$da" "$db"
+		echo "connections:"; conns_show "$da" "$db"
 		return 1
 	fi
 	grep 'iters in' $cli
+}
+
+# rc_pingpong DEV_A DEV_B ITERS SIZE: a verified RC pingpong of ITERS
+# messages of SIZE bytes between DEV_A (host A) and DEV_B (host B):
+# ibv_rc_pingpong -c (pingpong_pair), or on a slow kernel (MROCE_SLOW > 1)
+# progs/rc_pp (build_prog rc_pp first), whose QPs take MROCE_QP_TIMEOUT:
+# ibv_rc_pingpong's is fixed at 14, about 0.5 s without progress, less
+# than one RTT of the debug kernel under load.
+rc_pingpong() {
+	if ((MROCE_SLOW > 1)); then
+		/tmp/rc_pp "$1" "$2" "$3" "$4" 2>&1 && return 0
+		echo "connections:"; conns_show "$1" "$2"
+		return 1
+	fi
+	pingpong_pair ibv_rc_pingpong "$1" "$2" -c -s "$4" -n "$3"
 }

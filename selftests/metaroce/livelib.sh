@@ -1,8 +1,8 @@
 #!/bin/bash
 # Live traffic for the hostile-input tests (sourced after lib.sh; devices
 # ra in host A and rb in host B, scratch directory $W): validated RC
-# pingpongs (ibv_rc_pingpong -c -s 4096; progs/rc_pp on a slow kernel),
-# one after the other, each logged
+# pingpongs of 4 KiB messages (lib.sh rc_pingpong), one after the other,
+# each logged
 # in $W/live.log as "ok N", or as "FAIL N" followed by both sides' output.
 #
 #   live_start ITERS  start them, ITERS iterations each, and wait for the
@@ -11,23 +11,11 @@
 #   live_more N [S]   wait, at most S seconds (120), for more than N passed
 #   live_stop         stop after the current one
 
-# One pingpong of ITERS: ibv_rc_pingpong, or on a slow kernel
-# (MROCE_SLOW > 1) progs/rc_pp, whose QPs take MROCE_QP_TIMEOUT:
-# ibv_rc_pingpong's QP timeout is fixed at 14, about 0.5 s without
-# progress, shorter than one RTT of the debug kernel under load.
-_live_one() {
-	if ((MROCE_SLOW > 1)); then
-		/tmp/rc_pp ra rb "$1" 4096 2>&1
-	else
-		pingpong_pair ibv_rc_pingpong ra rb -c -s 4096 -n "$1"
-	fi
-}
-
 _live_loop() {
 	local n=0 out
 	all_counters ra rb > "$W/live-cnt.0"
 	while [ ! -e "$W/stop" ]; do
-		if out=$(_live_one "$1"); then
+		if out=$(rc_pingpong ra rb "$1" 4096); then
 			echo "ok $n" >> "$W/live.log"
 		else
 			_live_failed "$n" "$out" >> "$W/live.log"
@@ -37,18 +25,17 @@ _live_loop() {
 	done
 }
 
-# What a failed pingpong leaves for its diagnosis: both sides' output, the
-# counters that moved during it (the fuzzing's among them) and the
-# connections of both devices as they are now (state, paths, RTO, backoff).
+# What a failed pingpong leaves for its diagnosis: its output (both sides',
+# and the connections of both devices as they were then: state, paths,
+# RTO, backoff) and the counters that moved during it (the fuzzing's among
+# them) in place of the totals.
 _live_failed() {
 	echo "FAIL $1"
-	grep -v '^counters:' <<< "$2" | sed '/^ra \|^rb /d'
+	sed '/^counters:/,/^connections:/{/^connections:/!d}' <<< "$2"
 	echo "counters moved during it:"
 	all_counters ra rb | join -j1 <(awk '{print $1"/"$2, $3}' \
 		"$W/live-cnt.0" | sort) <(awk '{print $1"/"$2, $3}' | sort) |
 		awk '$3 != $2 { print "  " $1 " +" $3 - $2 }'
-	echo "connections:"
-	conns_show ra rb
 }
 
 live_start() {

@@ -11,8 +11,9 @@
 #            rc_many (mixed WRs), atomics: every byte checked
 #   kverbs_ud kernel UD sends, every byte checked (a datagram lost to the
 #            faults makes a run fail: runs are only counted)
-#   pingpong ibv_rc_pingpong -c (user RC, data checked); progs/rc_pp
-#            under the debug kernel (a QP timeout that outlasts its RTO)
+#   pingpong user RC, data checked (lib.sh rc_pingpong: ibv_rc_pingpong
+#            -c, or progs/rc_pp, whose QP timeout outlasts the debug
+#            kernel's RTO)
 #   udpp     ibv_ud_pingpong -c (user UD, data checked; a lost datagram
 #            makes a run hang: runs are timed and only counted)
 #   qpscale  tools/bench/qpscale: 64 RC QP pairs created, one verified
@@ -120,7 +121,7 @@ loop() {
 			echo "ok $n" >> $W/$name.log
 		else
 			{ echo "FAIL $n: ${t0}-${SECONDS} s, faults: $(faults_during "$t0")"
-			  tail -n 80 $W/$name.last; } >> $W/$name.log
+			  head -n 200 $W/$name.last; } >> $W/$name.log
 		fi
 		n=$((n + 1))
 	done
@@ -151,21 +152,6 @@ kv_ud() {
 		{ echo "FAIL: ${t0}-${SECONDS} s, faults: $(faults_during "$t0")"
 		  dmesg | grep 'mroce_kverbs:' | tail -n 5; } >> $W/kverbs_ud.log
 	fi
-}
-pp_a() {
-	# ibv_*_pingpong: server in B on lb, client in A on la, port $1
-	local tool=$1 port=$2 rc=0 pid
-	shift 2
-	ip netns exec "$NS_B" timeout 120 "$tool" -d lb -g "$(gid_index lb)" -p "$port" "$@" > $W/$tool.srv 2>&1 &
-	pid=$!
-	wait_for 30 bash -c "ip netns exec $NS_B ss -ltnH | grep -q ':$port '" ||
-		{ rc=1; echo "server not listening after 300 polls"; }
-	((rc == 0)) && { ip netns exec "$NS_A" timeout 120 "$tool" -d la -g "$(gid_index la)" -p "$port" "$@" $IP_B > $W/$tool.cli 2>&1 || rc=1; }
-	wait $pid || rc=1
-	((rc == 0)) && grep -q 'iters in' $W/$tool.cli && return 0
-	echo "client:"; cat $W/$tool.cli; echo "server:"; cat $W/$tool.srv
-	echo "connections:"; conns_show la lb
-	return 1
 }
 perf_one() {
 	local t=${PERF[RANDOM % 3]} pid rc=0 rcs
@@ -209,20 +195,12 @@ kill_one() {
 }
 
 loop kverbs kv_all &
-# RC pingpongs: ibv_rc_pingpong, or on the debug kernel progs/rc_pp, whose
-# QPs take MROCE_QP_TIMEOUT (ibv_rc_pingpong's is fixed at 14, about 0.5 s
-# without progress: less than one RTT there).
-rc_pp_run() {
-	/tmp/rc_pp la lb 200 4096 && return 0
-	echo "connections:"; conns_show la lb
-	return 1
+loop pingpong rc_pingpong la lb 200 4096 &
+udpp() {
+	PP_PORT=18516 PP_LOG=$W/udpp pingpong_pair ibv_ud_pingpong la lb \
+		-c -s 1024 -n 200
 }
-if debug_kernel; then
-	loop pingpong rc_pp_run &
-else
-	loop pingpong pp_a ibv_rc_pingpong 18515 -c -s 4096 -n 200 &
-fi
-loop udpp pp_a ibv_ud_pingpong 18516 -c -s 1024 -n 200 &
+loop udpp udpp &
 loop qpscale churn &
 loop perftest perf_one &
 loop pyverbs pyv &

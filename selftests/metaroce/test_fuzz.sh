@@ -32,19 +32,44 @@ tap_plan 10
 setup_two_hosts
 ip -n $NS_B addr add $FUZZ_IP/24 dev vb
 add_devices ra rb
+# nft_input NS TABLE RULE: table TABLE in namespace NS, RULE on its input.
+nft_input() {
+	ip netns exec "$1" nft -f - <<NFT
+table ip $2 {
+	chain in {
+		type filter hook input priority 0;
+		$3
+	}
+}
+NFT
+}
 # What ra sends to the fuzzer's address must not reach rb's socket: rb has
 # no such connection and answers with a stateless RESET, which ends the
 # fuzzer's connection (correctly, MRC-CONN-045) at its first reply.  The
 # fuzzer's packet sockets see the packets before netfilter drops them.
-ip netns exec $NS_B nft -f - <<NFT || diag "nft: the fuzzer's replies are not kept from rb"
-table ip fuzz {
-	chain in {
-		type filter hook input priority 0;
-		ip daddr $FUZZ_IP udp dport 4793 drop
-	}
+nft_input $NS_B fuzz "ip daddr $FUZZ_IP udp dport 4793 drop" ||
+	diag "nft: the fuzzer's replies are not kept from rb"
+# What the fuzzer sends, counted as host A takes it in: a round is over
+# once this stops moving (the debug kernel takes packets slower than the
+# fuzzer sends them, and the next round's prep must not meet the last
+# one's tail).
+nft_input $NS_A fuzzin "ip saddr $FUZZ_IP udp dport 4793 counter" ||
+	diag "nft: no count of the fuzzer's packets"
+fuzz_in() {
+	ip netns exec $NS_A nft list chain ip fuzzin in 2>/dev/null |
+		awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }'
 }
-NFT
-
+# drain: wait (up to 60 s) until host A has taken in all the fuzzer sent.
+drain() {
+	local last=-1 now i
+	for ((i = 0; i < 60; i++)); do
+		now=$(fuzz_in)
+		[ "$now" = "$last" ] && return 0
+		last=$now
+		sleep 1
+	done
+	echo "host A still taking in the fuzzer's packets after 60 s"
+}
 # udp_in: UDP datagrams delivered in host A (to the MetaRoCE socket).
 udp_in() {
 	ip netns exec $NS_A awk '/^Udp: [0-9]/ { print $2; exit }' /proc/net/snmp
@@ -53,7 +78,8 @@ udp_in() {
 accounted() {
 	local s=0 f
 	for f in rx_packets drop_bad_crc drop_bad_header drop_bad_version \
-		drop_no_conn drop_bad_token drop_auth ud_rx_packets ud_drop_qkey \
+		drop_no_conn drop_bad_token drop_auth drop_unconfirmed \
+		drop_no_resource resets_rcvd ud_rx_packets ud_drop_qkey \
 		ud_drop_no_qp ud_drop_no_recv; do
 		s=$((s + $(cat $CNT/$f)))
 	done
@@ -73,36 +99,20 @@ wait_for 60 grep -q listening $W/agent.log
 wait_for 60 bash -c "[ -s $W/live.pcap ] && ! kill -0 $tcpd"
 kill $tcpd 2>/dev/null
 rm -f $W/state
-# Once, under the debug kernel with a second VM on the host, the agent's
-# new QP failed its move to RTR with EINVAL.  Kernel probes on the modify
-# verb, on what fails a QP and on connection failures keep the story of
-# the last ones, printed if a prep fails (where the kernel has them).
-tracefs_on
-probes_on() {
-	{
-		echo 'r:mrfz/modify_qp metaroce:mroce_modify_qp ret=$retval:s32'
-		echo 'p:mrfz/qp_error metaroce:mroce_qp_to_error_event qp=%di event=%si:s32'
-		echo 'p:mrfz/conn_fail metaroce:mroce_conn_fail conn=%di'
-		echo 'p:mrfz/conn_attach metaroce:mroce_conn_attach qp=%di'
-	} >> $T/kprobe_events &&
-		echo stacktrace > $T/events/mrfz/qp_error/trigger &&
-		echo 1 > $T/events/mrfz/enable
-}
-probes_on 2>/dev/null || diag "no kernel probes: a failed prep says less"
 # prep [NEXT_PSN]: a fresh target QP on our connection, and its corpus.
 prep() {
 	ip netns exec $NS_B /usr/bin/python3 $COMP/fuzzprep.py $FUZZ_IP $IP_A 4794 \
 		$W/live.pcap $W/corpus $W/state "$@" && return 0
-	echo "the last kernel probe events:"
-	grep -v '^#' $T/trace 2>/dev/null | tail -60
 	dev_counters ra | grep -E 'conn_|stream|path_failed'
 	return 1
 }
 ok_if "corpus: live capture, own connection, target agent QP" prep
 
 snap $W/before
-in0=$(udp_in)
+# The live traffic moves both counts while they are read: the accounted
+# window [acc0, acc1] holds the received one [in0, in1].
 acc0=$(accounted)
+in0=$(udp_in)
 runs0=$(live_runs)
 # fuzz: ROUNDS runs of mrfuzz, each on a fresh target QP.
 fuzz() {
@@ -116,6 +126,7 @@ fuzz() {
 		fi
 		ip netns exec $NS_B $FUZZ -t $IP_A -S $FUZZ_IP -c $n -s $RANDOM \
 			-f $W/corpus > $W/round.log || return 1
+		drain >> $W/round.log
 		cat $W/round.log >> $W/fuzz.log
 		next=$(sed -n 's/^next own PSN //p' $W/round.log)
 	done
@@ -160,12 +171,6 @@ from fuzzprep import agent
 print(agent(4794, '$IP_A', op='counters')['rx_packets'])"
 kill $agent 2>/dev/null
 wait $agent 2>/dev/null
-probes_off() {
-	echo 0 > $T/events/mrfz/enable
-	echo '!stacktrace' > $T/events/mrfz/qp_error/trigger
-	echo > $T/kprobe_events
-}
-probes_off 2>/dev/null
 
 rdma link delete ra
 rdma link delete rb

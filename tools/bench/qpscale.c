@@ -193,11 +193,24 @@ static int connect_qp(struct ibv_qp *qp, enum ibv_mtu mtu, uint32_t rqpn,
 			     .grh = { .dgid = *dgid, .sgid_index = sgid,
 				      .hop_limit = 64 } },
 	};
+	int ret, tries = 0;
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
+	/*
+	 * The peer's MAC comes from the IP stack: with the route down (a
+	 * link flap) RTR fails ENETUNREACH, EHOSTUNREACH or ETIMEDOUT for a
+	 * while.  Try again, for up to 30 s, as an application would.
+	 */
+	while ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER))) {
+		if ((ret != ENETUNREACH && ret != EHOSTUNREACH &&
+		     ret != ETIMEDOUT) || ++tries >= 30) {
+			errno = ret;
+			return -1;
+		}
+		sleep(1);
+	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;

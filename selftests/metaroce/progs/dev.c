@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dev.h"
 
@@ -84,11 +85,21 @@ void rc_connect_mtu(struct ibv_qp *qp, int sgid_index,
 				 .hop_limit = 64 },
 		},
 	};
-	int ret;
+	int ret, tries = 0;
 
-	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	/*
+	 * RTR resolves the peer's MAC through the IP stack: while the route
+	 * is down (a link flap of the soak) that fails ENETUNREACH, or
+	 * EHOSTUNREACH or ETIMEDOUT with no neighbour.  An application tries
+	 * again; so do we, for up to 30 s.
+	 */
+	while ((ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER)) &&
+	       (ret == ENETUNREACH || ret == EHOSTUNREACH || ret == ETIMEDOUT) &&
+	       ++tries < 30)
+		sleep(1);
 	if (ret)
 		die("to RTR", ret);
 	memset(&attr, 0, sizeof(attr));
