@@ -98,16 +98,8 @@ static void mroce_conn_timer_start(struct mroce_conn *conn, ktime_t next,
 	/* Not before the floor the last run of the timer set (its end). */
 	if (ktime_before(next, conn->timer_floor))
 		next = conn->timer_floor;
-	/*
-	 * A queued timer that fires by next + slack at the latest (its hard
-	 * expiry) serves next too.  Compared with next alone, the same
-	 * deadline armed again restarted it, since its hard expiry is its
-	 * slack past it: a removal and insertion, from another CPU a move
-	 * there, several times per message.
-	 */
 	if (hrtimer_is_queued(&conn->timer) &&
-	    !ktime_after(hrtimer_get_expires(&conn->timer),
-			 ktime_add_ns(next, slack)))
+	    !ktime_before(next, hrtimer_get_expires(&conn->timer)))
 		return;
 	hrtimer_start_range_ns(&conn->timer, next, slack,
 			       HRTIMER_MODE_ABS_SOFT);
