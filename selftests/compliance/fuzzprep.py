@@ -34,6 +34,15 @@ def agent(port, target_ip, **req):
     return ans
 
 
+def new_peer(local, target):
+    """A connection of a new identity, or None (said why)."""
+    p = Peer(local, target)
+    if p.connect():
+        return p
+    print("no CONNECT_ACK from the target")
+    return None
+
+
 def main():
     local, target, aport, cap, out = sys.argv[1:6]
     state = sys.argv[6] if len(sys.argv) > 6 else None
@@ -45,9 +54,8 @@ def main():
     if not p.connect():
         # The fuzzing may have failed our connection or changed it beyond
         # what a resent CONNECT restores: start over with a new identity.
-        p = Peer(local, target)
-        if not p.connect():
-            print("no CONNECT_ACK from the target")
+        p = new_peer(local, target)
+        if not p:
             return 1
     try:
         q = agent(int(aport), target, op="qp", peer_ip=local, peer_qpn=p.qpn)
@@ -58,9 +66,8 @@ def main():
         # after its resent CONNECT was answered, when its paths' probes
         # run out (the fuzzer answers none).  Once more, on a new one.
         print("agent: %s; again on a new connection" % err)
-        p = Peer(local, target)
-        if not p.connect():
-            print("no CONNECT_ACK from the target")
+        p = new_peer(local, target)
+        if not p:
             return 1
         q = agent(int(aport), target, op="qp", peer_ip=local, peer_qpn=p.qpn)
     qpn, rkey, va = q["qpn"], q["rkey"], q["va"]

@@ -50,6 +50,40 @@ int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
 	die("no IPv4 GID", ENOENT);
 }
 
+void rc_end_open(struct end *e, const char *name, int cq_depth,
+		 uint32_t max_wr, int access)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = max_wr, .max_recv_wr = max_wr,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = access,
+	};
+	int ret;
+
+	e->ctx = open_dev(name);
+	e->gidx = find_gid(e->ctx, &e->gid);
+	e->pd = ibv_alloc_pd(e->ctx);
+	if (!e->pd)
+		die("ibv_alloc_pd", errno);
+	e->cq = ibv_create_cq(e->ctx, cq_depth, NULL, NULL, 0);
+	if (!e->cq)
+		die("ibv_create_cq", errno);
+	init.send_cq = e->cq;
+	init.recv_cq = e->cq;
+	e->qp = ibv_create_qp(e->pd, &init);
+	if (!e->qp)
+		die("ibv_create_qp", errno);
+	ret = ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		die("to INIT", ret);
+}
+
 /*
  * The RC QPs' timeout: MROCE_QP_TIMEOUT from the environment (1 to 31; the
  * tests export a larger one on a slow kernel), else 14 (67 ms a try).

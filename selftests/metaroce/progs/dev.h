@@ -30,6 +30,13 @@ struct ibv_context *open_dev(const char *name);
 /* The index of ctx's IPv4-mapped GID (::ffff:a.b.c.d), stored in *gid. */
 int find_gid(struct ibv_context *ctx, union ibv_gid *gid);
 /*
+ * e opened on device name: its GID, a PD, a CQ of cq_depth and an RC QP
+ * (max_wr WRs of one SGE each way, on that CQ) in INIT with access.  The
+ * caller makes the buffer and MR.
+ */
+void rc_end_open(struct end *e, const char *name, int cq_depth,
+		 uint32_t max_wr, int access);
+/*
  * An RC QP in INIT to RTR then RTS, towards dest_qpn at dgid through GID
  * sgid_index, with rd_atomic RDMA READs / atomics outstanding each way;
  * retry count 7, timeout MROCE_QP_TIMEOUT from the environment or 14.

@@ -38,37 +38,13 @@
 
 static void setup(struct end *e, const char *name)
 {
-	struct ibv_qp_init_attr init = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = ACCESS,
-	};
-
-	e->ctx = open_dev(name);
-	e->gidx = find_gid(e->ctx, &e->gid);
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
-	if (!e->pd || !e->cq)
-		die("pd/cq", errno);
+	rc_end_open(e, name, 64, 16, ACCESS);
 	if (posix_memalign((void **)&e->buf, 4096, LEN))
 		die("posix_memalign", ENOMEM);
 	memset(e->buf, 0, LEN);
 	e->mr = ibv_reg_mr(e->pd, e->buf, LEN, ACCESS);
 	if (!e->mr)
 		die("ibv_reg_mr", errno);
-	init.send_cq = e->cq;
-	init.recv_cq = e->cq;
-	e->qp = ibv_create_qp(e->pd, &init);
-	if (!e->qp)
-		die("ibv_create_qp", errno);
-	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("to INIT", errno);
 }
 
 /* RDMA WRITE all of src's buffer into dst's and wait for the completion. */

@@ -35,33 +35,10 @@
 	exit(1);							\
 } while (0)
 
+/* e on device name, with a buffer of twice size: send half, receive half. */
 static void side_open(struct end *e, const char *name, size_t size)
 {
-	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-	int ret;
-
-	e->ctx = open_dev(name);
-	e->gidx = find_gid(e->ctx, &e->gid);
-	e->pd = ibv_alloc_pd(e->ctx);
-	if (!e->pd)
-		die("ibv_alloc_pd", errno);
-	e->cq = ibv_create_cq(e->ctx, 8, NULL, NULL, 0);
-	if (!e->cq)
-		die("ibv_create_cq", errno);
-	qa.send_cq = e->cq;
-	qa.recv_cq = e->cq;
-	e->qp = ibv_create_qp(e->pd, &qa);
-	if (!e->qp)
-		die("ibv_create_qp", errno);
-	ret = ibv_modify_qp(e->qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		die("to INIT", ret);
+	rc_end_open(e, name, 8, 4, 0);
 	e->buf = malloc(2 * size);
 	if (!e->buf)
 		die("malloc", ENOMEM);
