@@ -26,6 +26,7 @@ Requests ({"op": ...}):
   tunable   name, [value]          -> value (before setting it to value)
   destroy   qpn
 """
+import ipaddress
 import json
 import os
 import socket
@@ -253,6 +254,25 @@ class Target:
                              text=True, check=True).stdout
         st = json.loads(out)[0]
         return {k: v for k, v in st.items() if isinstance(v, int) and k != "port"}
+
+    def op_paths(self, peer_ip):
+        """The paths of our connections to peer_ip as the metaroce tool of
+        this tree shows them (a list of dicts, rto_us and backoff among
+        them), or None where the tool is not there (another implementation
+        under test)."""
+        tool = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "../../tools/metaroce/metaroce")
+        if not os.access(tool, os.X_OK):
+            return dict(paths=None)
+        out = subprocess.run([tool, "show", self.dev, "--json"], capture_output=True,
+                             text=True, check=True).stdout
+        want = ipaddress.ip_address(peer_ip)
+        paths = []
+        for d in json.loads(out)["devices"]:
+            for c in d["connections"]:
+                if ipaddress.ip_address(c["peer"]) == want:
+                    paths += c["paths"]
+        return dict(paths=paths)
 
     def op_tunable(self, name, value=None):
         """A tunable of the implementation under test (spec 17), or None;
