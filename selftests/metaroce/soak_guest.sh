@@ -21,6 +21,8 @@
 #            WRITE each, destroyed (QP create/destroy churn, many QPs)
 #   perftest ib_write_bw / ib_read_bw / ib_send_bw, 500 iterations each
 #            (load; perftest checks nothing), QP timeout MROCE_QP_TIMEOUT
+#            (a run whose report failed only for perftest's clock calibration
+#            completed its iterations: counted, and apart, perftest_uncalibrated)
 #   pyverbs  selftests/metaroce/pyverbs rc_user.py many and states (RC,
 #            verified), ud_user.py mix (UD data: netem may drop some)
 #   kill     ud_stream -k (UD stream with extra objects) killed by SIGKILL
@@ -181,6 +183,18 @@ perf_one() {
 	wait $pid
 	rcs=$?
 	((rc == 0 && rcs == 0)) && return 0
+	# perftest converts TSC cycles to time with a clock it calibrates as
+	# it reports, after the last completion; under TCG with the soak's
+	# load that calibration fails (r^2 < 0.9) in most runs, and the client
+	# exits 1 with "Can't produce a report" although every iteration
+	# completed (a failed completion ends it before the report, with its
+	# own error).  Its server then fails the closing exchange with the
+	# gone client ("Couldn't read remote address").  Such a run carried
+	# its load: counted, and apart.
+	if ((rc == 1)) && uncalibrated $W/perf.cli; then
+		echo "$t" >> $W/perf_nocal.log
+		return 0
+	fi
 	# 124: killed by timeout (perftest's own errors exit 1, on stderr,
 	# which comes first in the log: the head, without the result table)
 	echo "$t client exit $rc, server exit $rcs:"
@@ -190,6 +204,13 @@ perf_one() {
 	return 1
 }
 PERF=(ib_write_bw ib_read_bw ib_send_bw)
+# uncalibrated LOG: perftest's report failed for its clock calibration
+# alone, with no other error (a failed completion or set-up prints one).
+uncalibrated() {
+	grep -q "Can't produce a report" "$1" &&
+		! grep -v "Correlation coefficient\|Can't produce a report" "$1" |
+			grep -qi "error\|fail\|couldn't\|unable\|timeout"
+}
 # 500 x 64 KiB under faults: seconds on the stock kernel, minutes under a
 # debug kernel (KASAN and lockdep under TCG).
 PERF_S=60
@@ -338,5 +359,5 @@ else
 fi
 dmesg > $W/dmesg.txt
 ok_if "kernel log: no error report" "$here/../../tools/vm/scan-dmesg.sh" $W/dmesg.txt
-echo "soak: minutes=$MINUTES faults=$nf kverbs=$(runs kverbs) kverbs_ud=$(runs kverbs_ud) pingpong=$(runs pingpong) udpp=$(runs udpp) qpscale=$(runs qpscale) perftest=$(runs perftest) pyverbs=$(runs pyverbs) pyverbs_ud=$(runs pyverbs_ud) killed=$(runs kill) qps_created=$qps sunreclaim_kb=$sunrec"
+echo "soak: minutes=$MINUTES faults=$nf kverbs=$(runs kverbs) kverbs_ud=$(runs kverbs_ud) pingpong=$(runs pingpong) udpp=$(runs udpp) qpscale=$(runs qpscale) perftest=$(runs perftest) perftest_uncalibrated=$(cat $W/perf_nocal.log 2>/dev/null | wc -l) pyverbs=$(runs pyverbs) pyverbs_ud=$(runs pyverbs_ud) killed=$(runs kill) qps_created=$qps sunreclaim_kb=$sunrec"
 tap_done
