@@ -11,8 +11,8 @@
 # them only in part until the end, so forged responses land on open WQEs;
 # the fuzzer keeps valid WRITEs of its own in progress; one READ-holding
 # QP is destroyed while the fuzzing runs.  Meanwhile ra and rb carry
-# verified legitimate traffic: ibv_rc_pingpong -c (user) and the kernel
-# verbs module's SEND/WRITE/READ (every byte checked).
+# verified legitimate traffic: user RC pingpongs (livelib: progs/rc_pp)
+# and the kernel verbs module's SEND/WRITE/READ (every byte checked).
 #
 # Each round: fresh QPs (sfuzzprep.py prep), the fuzzer learns the READs
 # the target posts, fuzzes, completes the READs; then every READ's data,
