@@ -27,7 +27,9 @@ ok_if "doorbells < 3/4 of the WRs (driver counter: $db)" test "$db" -lt $((N * 3
 # strace slows every write() it stops at, so the poster lags the worker
 # and rings more often than above: this run checks that the counter tells
 # the truth (each doorbell is one write(), and nothing else writes per
-# WR), not the coalescing, which the run above measured.
+# WR), not the coalescing, which the run above measured.  It bounds the
+# doorbells by nothing: beside another VM, 18804 of 20000 WRs rang under
+# strace once.  The counter is not one per WR: the run above saw fewer.
 before=$(doorbells)
 ok_if "the stream again under strace" timeout 240 strace -f -qq -c \
 	-e trace=write -o /tmp/strace.txt $STREAM -n $N mra0 mrb0
@@ -35,8 +37,7 @@ db=$(($(doorbells) - before))
 writes=$(awk '$NF == "write" { print $4 }' /tmp/strace.txt)
 diag "write() system calls (strace): ${writes:-none}, doorbells $db, for $N work requests"
 ok_if "write() calls = doorbells + setup commands (strace: ${writes:-0}, doorbells $db)" \
-	test "${writes:-0}" -ge "$db" -a "${writes:-0}" -le $((db + 64)) \
-	-a "$db" -lt $((N / 2))
+	test "${writes:-0}" -ge "$db" -a "${writes:-0}" -le $((db + 64))
 
 rdma link delete mra0
 rdma link delete mrb0
