@@ -112,6 +112,40 @@ class RcHostile:
         record("F10", d == {"drop_bad_header": 3, "acks_rcvd": 0, "syncs_rcvd": 0},
                "short ACK, SYNC and AKX: counters %s" % d)
 
+    def _unacked_reads(self, q, n, wait):
+        """n 16-byte READ_REQs to q, none of the responses acknowledged:
+        the packets by SSN and the SSNs of the responses seen."""
+        pkts = {}
+        self.p.auto_ack = False
+        try:
+            for ssn in range(n):
+                pkt, _ = self.p.seq_pkt(m.T_READ_REQ, self.sx(q, ssn, 0, 16) +
+                                        m.rx(q["va"] + 16 * ssn, q["rkey"]))
+                self.p.send_raw(pkt)
+                pkts[ssn] = pkt
+            got = self.p.drain(wait)
+        finally:
+            self.p.auto_ack = True
+        return pkts, {r["ssn"] for r in got if r["type"] == m.T_READ_RESP and
+                      r.get("sqpn") == q["qpn"]}
+
+    def _resend_until_served(self, q, pkts, ssns):
+        """Our ACKs deliver the responses; the refused READs ssns are
+        resent, as a requester's loss recovery would, until they are
+        served: the SSNs served."""
+        later = set()
+        for _ in range(12):
+            for ssn in ssns:
+                if ssn not in later:
+                    self.p.send_raw(pkts[ssn])
+            for r in self.p.drain(0.5):
+                if r["type"] == m.T_READ_RESP and r.get("sqpn") == q["qpn"] and \
+                        r["ssn"] in ssns:
+                    later.add(r["ssn"])
+            if len(later) == len(ssns):
+                break
+        return later
+
     def t_rd_contexts(self):
         """F11: the responder holds at most 2 * max_dest_rd_atomic READ
         contexts per stream: with max_dest_rd_atomic 1 and no response
@@ -121,39 +155,16 @@ class RcHostile:
         INVALID_REQUEST, Detail 1."""
         q = self.new_qp(rd_atomic=1)
         c0 = self._cnt("drop_no_resource")["drop_no_resource"]
-        pkts = []
-        self.p.auto_ack = False
-        try:
-            for ssn in range(4):
-                pkt, _ = self.p.seq_pkt(m.T_READ_REQ, self.sx(q, ssn, 0, 16) +
-                                        m.rx(q["va"] + 16 * ssn, q["rkey"]))
-                self.p.send_raw(pkt)
-                pkts.append(pkt)
-            got = self.p.drain(1.0)
-        finally:
-            self.p.auto_ack = True
-        served = sorted({r["ssn"] for r in got if r["type"] == m.T_READ_RESP and
-                         r.get("sqpn") == q["qpn"]})
+        pkts, served = self._unacked_reads(q, 4, 1.0)
         d = self._cnt("drop_no_resource")["drop_no_resource"] - c0
-        record("F11", served == [0, 1] and d == 2,
+        record("F11", sorted(served) == [0, 1] and d == 2,
                "max_dest_rd_atomic 1, 4 READs, no response acknowledged: responses for "
-               "SSNs %s, drop_no_resource +%d" % (served, d))
-        # Our ACKs deliver the responses; the refused READs are resent, as
-        # a requester's loss recovery would, until they are served.
-        later = []
-        for _ in range(12):
-            for pkt, ssn in zip(pkts[2:], (2, 3)):
-                if ssn not in later:
-                    self.p.send_raw(pkt)
-            for r in self.p.drain(0.5):
-                if r["type"] == m.T_READ_RESP and r.get("sqpn") == q["qpn"] and \
-                        r["ssn"] in (2, 3) and r["ssn"] not in later:
-                    later.append(r["ssn"])
-            if len(later) == 2:
-                break
-        record("F11", sorted(later) == [2, 3],
+               "SSNs %s, drop_no_resource +%d" % (sorted(served), d))
+        later = self._resend_until_served(q, pkts, (2, 3))
+        record("F11", later == {2, 3},
                "the refused READs once the responses were delivered: responses for %s"
                % sorted(later))
+        self._rd_contexts_max()
         q0 = self.new_qp(rd_atomic=0)
         self.send(q0, m.T_READ_REQ, self.sx(q0, 0, 0, 16) + m.rx(q0["va"], q0["rkey"]))
         r = self.replies(lambda r: r.get("sqpn") == q0["qpn"] or
@@ -162,6 +173,24 @@ class RcHostile:
                r["detail"] == 1,
                "READ to a QP with max_dest_rd_atomic 0: answered with %s" %
                ((r and (hex(r["type"]), r.get("code"), r.get("detail"))),))
+
+    def _rd_contexts_max(self):
+        """F11 at the device's limit, max_dest_rd_atomic 128: 256 contexts
+        come from their own allocation (above the 32 a stream holds
+        inline); 258 READs with no response acknowledged: exactly two
+        refused, both served once the responses are delivered."""
+        q = self.new_qp(rd_atomic=128)
+        c0 = self._cnt("drop_no_resource")["drop_no_resource"]
+        pkts, served = self._unacked_reads(q, 258, 2.0)
+        d = self._cnt("drop_no_resource")["drop_no_resource"] - c0
+        record("F11", d == 2 and not served & {256, 257},
+               "max_dest_rd_atomic 128, 258 READs, no response acknowledged: "
+               "drop_no_resource +%d, %d responses, SSNs 256/257 among them: %s" %
+               (d, len(served), sorted(served & {256, 257})))
+        later = self._resend_until_served(q, pkts, (256, 257))
+        record("F11", later == {256, 257},
+               "max_dest_rd_atomic 128: the refused READs once the responses were "
+               "delivered: responses for %s" % sorted(later))
 
     def t_read_fail_paths(self):
         """F09: READs that got part of their response and then fail (NAK

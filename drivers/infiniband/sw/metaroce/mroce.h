@@ -50,7 +50,7 @@
 #define MROCE_MAX_FRPL		512	/* pages in a fast-registration MR */
 #define MROCE_MAX_MSG_SIZE	0x80000000U
 #define MROCE_MAX_INLINE	256
-#define MROCE_MAX_RD_ATOMIC	16
+#define MROCE_MAX_RD_ATOMIC	128
 #define MROCE_MAX_UCONTEXT	512
 #define MROCE_MAX_AH		SZ_64K
 #define MROCE_MAX_SRQ		SZ_64K

@@ -149,6 +149,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_DELAYED_WORK(&qp->send_work, mroce_send_worker);
 	INIT_WORK(&qp->event_work, mroce_qp_event_work);
 	INIT_LIST_HEAD(&qp->mws);
+	mroce_rdctx_init(&qp->stream.rd);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
 
@@ -391,6 +392,13 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = mroce_check_qp_attr(qp, attr, mask);
 	if (err)
 		goto out;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) && ibqp->qp_type == IB_QPT_RC) {
+		/* Attached from RTR on (mroce_rc_transition()). */
+		err = mroce_rdctx_size(&qp->stream.rd, attr->max_dest_rd_atomic,
+				       cur != IB_QPS_RESET && cur != IB_QPS_INIT);
+		if (err)
+			goto out;
+	}
 
 	mroce_apply_qp_attr(qp, attr, mask);
 	if ((mask & IB_QP_STATE) && ibqp->qp_type == IB_QPT_RC) {
@@ -491,6 +499,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mroce_qp_unmap_rings(qp);
 	mroce_wq_free(&qp->sq);
 	mroce_wq_free(&qp->rq);
+	mroce_rdctx_free_all(&qp->stream.rd);
 	mroce_qmem_uncharge(&qp->qmem, SIZE_MAX);
 	mutex_destroy(&qp->state_lock);
 	atomic_dec(&mdev->num_qp);

@@ -97,8 +97,6 @@ void mroce_rc_stream_reset(struct mroce_qp *qp)
 	st->rnr_nak_ssn = st->completed_ssn;
 	st->rnr_nak_until = 0;
 	st->recv_msn = 0;
-	memset(st->atomic_ssn, 0, sizeof(st->atomic_ssn));
-	memset(st->atomic_orig, 0, sizeof(st->atomic_orig));
 	mroce_rdctx_reset(st);
 }
 
@@ -289,19 +287,25 @@ static struct mroce_send_wqe *mroce_rc_fetch(struct mroce_qp *qp)
 	return wqe;
 }
 
-/* READ and ATOMIC requests of qp sent and still waiting for a response. */
-static u32 mroce_responses_due(struct mroce_qp *qp)
+/*
+ * Are at least limit READ and ATOMIC requests of qp sent and still waiting
+ * for a response?  The walk stops at the limit, not at the end of the SQ.
+ */
+static bool mroce_responses_due(struct mroce_qp *qp, u32 limit)
 {
 	u32 idx, n = 0;
 
+	if (!limit)
+		return true;
 	for (idx = qp->sq.ring.cons; idx != qp->stream.send_idx; idx++) {
 		struct mroce_send_wqe *w = mroce_shadow(qp, idx);
 
 		if (mroce_wqe_has_response(w->opcode) && !w->resp_done &&
-		    w->status == IB_WC_SUCCESS && w->rc_status == IB_WC_SUCCESS)
-			n++;
+		    w->status == IB_WC_SUCCESS && w->rc_status == IB_WC_SUCCESS &&
+		    ++n >= limit)
+			return true;
 	}
-	return n;
+	return false;
 }
 
 /*
@@ -329,9 +333,9 @@ static bool mroce_response_refused(struct mroce_conn *conn,
 static bool mroce_held_back(struct mroce_qp *qp, struct mroce_send_wqe *wqe)
 {
 	if (wqe->send_flags & IB_SEND_FENCE)
-		return mroce_responses_due(qp);
+		return mroce_responses_due(qp, 1);
 	return mroce_wqe_has_response(wqe->opcode) &&
-	       mroce_responses_due(qp) >= qp->attr.max_rd_atomic;
+	       mroce_responses_due(qp, qp->attr.max_rd_atomic);
 }
 
 /*

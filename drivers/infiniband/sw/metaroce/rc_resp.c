@@ -416,9 +416,9 @@ static bool mroce_execute(struct mroce_conn *conn, struct mroce_qp *qp,
 		*answered = false;
 		return true;
 	}
-	slot = t->ssn % ARRAY_SIZE(st->atomic_ssn);
-	st->atomic_ssn[slot] = t->ssn;
-	st->atomic_orig[slot] = orig;
+	slot = mroce_rdctx_atomic_slot(&st->rd, t->ssn);
+	st->rd.atomic_ssn[slot] = t->ssn;
+	st->rd.atomic_orig[slot] = orig;
 	mroce_atomic_respond(conn, qp, t->ssn, orig, q);
 	return true;
 }
@@ -836,13 +836,13 @@ static bool mroce_rx_ssn_new(struct mroce_conn *conn, struct mroce_qp *qp,
 
 	if (d <= 0) {
 		mroce_stream_duplicate(conn);
-		slot = ssn % ARRAY_SIZE(st->atomic_ssn);
+		slot = mroce_rdctx_atomic_slot(&st->rd, ssn);
 		if ((bth->type == MROCE_T_ATOMIC_CS ||
 		     bth->type == MROCE_T_ATOMIC_FA) &&
-		    st->atomic_ssn[slot] == ssn && mroce_path_has_room(conn)) {
+		    st->rd.atomic_ssn[slot] == ssn && mroce_path_has_room(conn)) {
 			mroce_count(conn->mdev, ATOMIC_REPLAYS);
 			mroce_atomic_respond(conn, qp, ssn,
-					     st->atomic_orig[slot], q);
+					     st->rd.atomic_orig[slot], q);
 		}
 		return false;
 	}
@@ -886,10 +886,9 @@ static struct mroce_tracker *mroce_rx_tracker(struct mroce_conn *conn,
 		mroce_count(conn->mdev, DROP_NO_RESOURCE);
 		return ERR_PTR(-ENOSPC);
 	}
-	if (ctx) {
-		ctx->ssn = ssn;
-		ctx->left = mroce_response_pkts(t);
-	}
+	if (ctx)
+		mroce_rdctx_take(&qp->stream.rd, ctx, ssn,
+				 mroce_response_pkts(t));
 	if (!first && !mroce_tracker_agrees(t, skb)) {
 		mroce_fail_msg(conn, qp, t, skb, MROCE_NAK_INVALID_REQ, 5, 0, q);
 		return NULL;

@@ -51,9 +51,7 @@ struct mroce_stream {
 	u32 rnr_nak_ssn;		/* last message NAKed RNR ... */
 	ktime_t rnr_nak_until;		/* ... and until when not again */
 	struct mroce_segwin resp_win;	/* of the READ response being sent */
-	struct mroce_rdctx rd_ctx[MROCE_RD_CTX];
-	u32 atomic_ssn[16];		/* atomic result cache */
-	u64 atomic_orig[16];
+	struct mroce_rdctxs rd;		/* READ/ATOMIC contexts, atomic cache */
 	/* failure and close (spec 6.5.4) */
 	bool close_sent;		/* our STREAM_CLOSE went out */
 	bool req_live;			/* RTS since attach: SSNs are ours */
