@@ -26,15 +26,30 @@ static void mroce_rdctx_set(struct mroce_rdctxs *rd, struct mroce_rdctx *ctx,
 	rd->cap = cap;
 }
 
+/* No context held, no atomic result cached. */
+static void mroce_rdctx_clear(struct mroce_rdctxs *rd)
+{
+	memset(rd->ctx, 0, rd->cap * sizeof(*rd->ctx));
+	memset(rd->atomic_ssn, 0, rd->cap / 2 * sizeof(u32));
+	memset(rd->atomic_orig, 0, rd->cap / 2 * sizeof(u64));
+	rd->used = 0;
+	rd->last = rd->cap - 1;
+	rd->seek = 0;
+}
+
+/* The context after s, round the array. */
+static u32 mroce_rdctx_next(const struct mroce_rdctxs *rd, u32 s)
+{
+	return s + 1 == rd->cap ? 0 : s + 1;
+}
+
 /* At QP creation: the inline contexts, for max_dest_rd_atomic 0. */
 void mroce_rdctx_init(struct mroce_rdctxs *rd)
 {
 	mroce_rdctx_set(rd, rd->inline_ctx, rd->inline_ssn, rd->inline_orig,
 			MROCE_RD_CTX_INLINE);
 	rd->limit = 0;
-	rd->used = 0;
-	rd->last = rd->cap - 1;
-	rd->seek = 0;
+	mroce_rdctx_clear(rd);
 }
 
 void mroce_rdctx_free_all(struct mroce_rdctxs *rd)
@@ -53,8 +68,8 @@ void mroce_rdctx_free_all(struct mroce_rdctxs *rd)
 int mroce_rdctx_size(struct mroce_rdctxs *rd, u32 n, bool attached)
 {
 	u32 cap = max_t(u32, 2 * n, MROCE_RD_CTX_INLINE);
-	size_t half = cap / 2;
-	void *mem;
+	struct mroce_rdctx *ctx;
+	u64 *orig;
 
 	BUILD_BUG_ON(2 * MROCE_MAX_RD_ATOMIC > U16_MAX);
 	if (2 * n <= rd->cap) {
@@ -63,16 +78,16 @@ int mroce_rdctx_size(struct mroce_rdctxs *rd, u32 n, bool attached)
 	}
 	if (attached)
 		return -EINVAL;
-	mem = kzalloc(cap * sizeof(*rd->ctx) + half * (sizeof(u64) + sizeof(u32)),
+	/* One block: the contexts (what kfree() takes), results, SSNs. */
+	ctx = kmalloc(cap * sizeof(*ctx) + cap / 2 * (sizeof(u64) + sizeof(u32)),
 		      GFP_KERNEL);
-	if (!mem)
+	if (!ctx)
 		return -ENOMEM;
+	orig = (u64 *)(ctx + cap);
 	mroce_rdctx_free_all(rd);
-	/* The contexts (what kfree() takes), the u64 results, the u32 SSNs. */
-	mroce_rdctx_set(rd, mem, mem + cap * sizeof(*rd->ctx) +
-			half * sizeof(u64), mem + cap * sizeof(*rd->ctx), cap);
+	mroce_rdctx_set(rd, ctx, (u32 *)(orig + cap / 2), orig, cap);
 	rd->limit = 2 * n;
-	rd->last = cap - 1;
+	mroce_rdctx_clear(rd);
 	return 0;
 }
 
@@ -85,7 +100,7 @@ struct mroce_rdctx *mroce_rdctx_free(struct mroce_qp *qp)
 	if (rd->used >= READ_ONCE(rd->limit))
 		return NULL;
 	for (i = 0; i < rd->cap; i++) {
-		s = s + 1 == rd->cap ? 0 : s + 1;
+		s = mroce_rdctx_next(rd, s);
 		if (!rd->ctx[s].left)
 			return &rd->ctx[s];
 	}
@@ -109,7 +124,7 @@ void mroce_rdctx_delivered(struct mroce_stream *st, u32 ssn)
 	struct mroce_rdctxs *rd = &st->rd;
 	u32 i, s = rd->seek;
 
-	for (i = 0; i < rd->cap; i++, s = s + 1 == rd->cap ? 0 : s + 1) {
+	for (i = 0; i < rd->cap; i++, s = mroce_rdctx_next(rd, s)) {
 		struct mroce_rdctx *c = &rd->ctx[s];
 
 		if (c->left && c->ssn == ssn) {
@@ -130,12 +145,5 @@ u32 mroce_rdctx_atomic_slot(const struct mroce_rdctxs *rd, u32 ssn)
 /* The stream (re)starts: no context held, no atomic result cached. */
 void mroce_rdctx_reset(struct mroce_stream *st)
 {
-	struct mroce_rdctxs *rd = &st->rd;
-
-	memset(rd->ctx, 0, rd->cap * sizeof(*rd->ctx));
-	memset(rd->atomic_ssn, 0, rd->cap / 2 * sizeof(u32));
-	memset(rd->atomic_orig, 0, rd->cap / 2 * sizeof(u64));
-	rd->used = 0;
-	rd->last = rd->cap - 1;
-	rd->seek = 0;
+	mroce_rdctx_clear(&st->rd);
 }

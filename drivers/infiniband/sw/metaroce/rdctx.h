@@ -19,13 +19,13 @@ struct mroce_rdctx {
 };
 
 /*
- * Contexts held inside the stream: 2 * max_dest_rd_atomic up to 16 need no
- * allocation; more (up to 2 * MROCE_MAX_RD_ATOMIC) take one of their own.
+ * Contexts held inside the stream: max_dest_rd_atomic up to 16 needs no
+ * allocation; more (up to MROCE_MAX_RD_ATOMIC) takes one of its own.
  */
 #define MROCE_RD_CTX_INLINE	32
 
 struct mroce_rdctxs {
-	struct mroce_rdctx *ctx;	/* cap contexts: inline[] or kmalloc'd */
+	struct mroce_rdctx *ctx;	/* cap contexts: inline_ctx or kmalloc'd */
 	u32 *atomic_ssn;		/* atomic result cache, cap / 2 ... */
 	u64 *atomic_orig;		/* ... entries, by SSN modulo */
 	u16 cap;
