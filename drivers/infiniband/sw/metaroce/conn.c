@@ -378,6 +378,7 @@ static struct mroce_conn *mroce_conn_new(struct mroce_dev *mdev,
 	conn->timer.function = mroce_conn_timer;
 	xa_init(&conn->rx.trackers);
 	mroce_conn_tx_init(conn);
+	mroce_steer_init(conn);
 	INIT_LIST_HEAD(&conn->streams.wait);
 	INIT_LIST_HEAD(&conn->streams.slot_waiters);
 	INIT_LIST_HEAD(&conn->tx.retxq);
@@ -1338,22 +1339,111 @@ static u64 mroce_conn_rx_dispatch(struct mroce_conn *conn,
 }
 
 /*
+ * One packet of conn's, within a hold of conn->lock that may take several
+ * (mroce_conn_rcv_pkts()).  Returns the peer's epoch if a CONNECT_ACK
+ * established the connection or a RESET ended it, else 0.
+ */
+static u64 mroce_conn_rcv_one(struct mroce_conn *conn, struct sk_buff *skb,
+			      struct sk_buff_head *q)
+{
+	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
+	struct mroce_dev *mdev = conn->mdev;
+	union ib_gid local, peer;
+	bool unconfirmed;
+	u64 epoch;
+
+	lockdep_assert_held(&conn->lock);
+
+	if (conn->state == MROCE_CONN_TOMBSTONE) {
+		mroce_count(mdev, DROP_NO_CONN);	/* silently (C17) */
+		return 0;
+	}
+	if (bth->type == MROCE_T_RESET) {
+		/* Its token may be the one a spoofed CONNECT chose. */
+		unconfirmed = conn->life.half_open;
+		epoch = mroce_rx_reset(conn, skb, q);
+		return unconfirmed ? 0 : epoch;
+	}
+	if (!mroce_conn_rx_ok(conn, skb, q))
+		return 0;
+	/* The peer of this incarnation answers: no restart (6.7.2). */
+	conn->life.restart_until = 0;
+	conn->life.restart_next = 0;
+	mroce_count(mdev, RX_PACKETS);
+	mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
+	mroce_rx_addrs(skb, &local, &peer);
+	mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
+	return mroce_conn_rx_dispatch(conn, skb, q);
+}
+
+/* Packets of one connection taken under one hold of its lock, at most. */
+#define MROCE_RX_HOLD_PKTS	64
+
+/*
+ * Take pkts, packets of conn that passed the checks of spec 4.7, in order:
+ * up to MROCE_RX_HOLD_PKTS under one hold of conn->lock, with one clock
+ * reading, one timer evaluation and one send of what they produced per
+ * hold.  A packet from a restarted peer ends its hold: the peer's
+ * connections of other epochs fail before the next (6.7.2).  Consumes
+ * the packets.  Bottom halves off or on, under RCU or with a reference of
+ * conn.
+ */
+void mroce_conn_rcv_pkts(struct mroce_conn *conn, struct sk_buff_head *pkts)
+{
+	struct mroce_dev *mdev = conn->mdev;
+	struct sk_buff_head q, done;
+	union ib_gid local, peer;
+	struct sk_buff *skb;
+	__be64 guid = 0;
+	u64 epoch;
+	u32 n;
+
+	__skb_queue_head_init(&done);
+	while (!skb_queue_empty(pkts)) {
+		__skb_queue_head_init(&q);
+		epoch = 0;
+		n = 0;
+		mroce_conn_lock_bh(conn);
+		while (!epoch && n++ < MROCE_RX_HOLD_PKTS &&
+		       (skb = __skb_dequeue(pkts))) {
+			epoch = mroce_conn_rcv_one(conn, skb, &q);
+			if (epoch) {
+				mroce_rx_addrs(skb, &local, &peer);
+				guid = conn->peer_guid;
+			}
+			__skb_queue_tail(&done, skb);
+		}
+		mroce_conn_arm_timer(conn);
+		mroce_conn_tx_commit(conn, &q);
+		mroce_conn_unlock_bh(conn);
+		mroce_conn_xmit(conn);
+		while ((skb = __skb_dequeue(&done)))
+			consume_skb(skb);
+		/* The peer restarted: its connections of other epochs fail. */
+		if (epoch) {
+			spin_lock_bh(&mdev->conns_lock);
+			mroce_conns_peer_epoch(mdev, &peer, guid, epoch);
+			spin_unlock_bh(&mdev->conns_lock);
+		}
+	}
+}
+
+/*
  * A packet for the connection layer: demultiplex by DCID, or by source
  * address and SCID for the pre-handshake form, and check the token (spec
- * 6.3.5), then dispatch.  Softirq; the framing was checked.
+ * 6.3.5), on the connection's home CPU (rxsteer.c), then dispatch.
+ * Softirq; the framing was checked.  Consumes skb.
  */
 void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 {
 	const struct mroce_bth *bth = (const struct mroce_bth *)skb->data;
 	union ib_gid local, peer;
+	struct sk_buff_head pkts;
 	struct mroce_conn *conn;
-	struct sk_buff_head q;
-	__be64 guid = 0;
-	u64 epoch = 0;
 
 	mroce_rx_addrs(skb, &local, &peer);
 	if (mroce_rx_connless(mdev, skb, &local, &peer))
-		return;
+		goto out;
 
 	rcu_read_lock();
 	conn = bth->dcid ? xa_load(&mdev->conn_xa, ntohl(bth->dcid)) :
@@ -1368,41 +1458,17 @@ void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_reset_stateless(mdev, skb, &local, &peer, bth->dcid ?
 				      MROCE_RST_NO_CONNECTION :
 				      MROCE_RST_CONNECT_REQUIRED, 0);
-		return;
+		goto out;
 	}
-	__skb_queue_head_init(&q);
-	mroce_conn_lock_bh(conn);
-	if (conn->state == MROCE_CONN_TOMBSTONE) {
-		mroce_count(mdev, DROP_NO_CONN);	/* silently (C17) */
-	} else if (bth->type == MROCE_T_RESET) {
-		/* Its token may be the one a spoofed CONNECT chose. */
-		bool unconfirmed = conn->life.half_open;
-
-		epoch = mroce_rx_reset(conn, skb, &q);
-		if (unconfirmed)
-			epoch = 0;
-	} else if (mroce_conn_rx_ok(conn, skb, &q)) {
-		/* The peer of this incarnation answers: no restart (6.7.2). */
-		conn->life.restart_until = 0;
-		conn->life.restart_next = 0;
-		mroce_count(mdev, RX_PACKETS);
-		mroce_count_add(mdev, RX_BYTES, skb->len + MROCE_CRC_LEN);
-		mroce_cb(skb)->plane = mroce_conn_plane_of(conn, &local);
-		epoch = mroce_conn_rx_dispatch(conn, skb, &q);
+	if (!mroce_steer(conn, skb)) {
+		__skb_queue_head_init(&pkts);
+		__skb_queue_tail(&pkts, skb);
+		mroce_conn_rcv_pkts(conn, &pkts);
 	}
-	if (epoch)
-		guid = conn->peer_guid;
-	mroce_conn_arm_timer(conn);
-	mroce_conn_tx_commit(conn, &q);
-	mroce_conn_unlock_bh(conn);
-	mroce_conn_xmit(conn);
 	rcu_read_unlock();	/* conn may be freed after a grace period */
-	/* The peer restarted: its connections of other epochs fail (6.7.2). */
-	if (epoch) {
-		spin_lock_bh(&mdev->conns_lock);
-		mroce_conns_peer_epoch(mdev, &peer, guid, epoch);
-		spin_unlock_bh(&mdev->conns_lock);
-	}
+	return;
+out:
+	consume_skb(skb);
 }
 
 /* What a plane event does to one established connection. */

@@ -32,6 +32,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "rate.h"
+#include "rxsteer.h"
 #include "wire.h"
 
 struct mroce_dev;
@@ -234,6 +235,7 @@ struct mroce_conn {
 	struct mroce_conn_cc cc;
 	struct mroce_conn_rx rx;
 	struct mroce_conn_streams streams;
+	struct mroce_conn_steer steer;
 };
 
 /*
@@ -292,6 +294,7 @@ static inline ktime_t mroce_conn_now_fresh(struct mroce_conn *conn)
 int mroce_conn_attach(struct mroce_qp *qp);
 void mroce_conn_detach(struct mroce_qp *qp, u8 reason);
 void mroce_conn_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
+void mroce_conn_rcv_pkts(struct mroce_conn *conn, struct sk_buff_head *pkts);
 struct sk_buff *mroce_conn_alloc_pkt(struct mroce_conn *conn, u8 type,
 				     u32 ext_len, u32 payload_len);
 void mroce_conn_arm_timer(struct mroce_conn *conn);

@@ -101,6 +101,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_DOORBELLS] = { .name = "doorbells" },
 	[MROCE_CNT_TX_GSO_BATCHES] = { .name = "tx_gso_batches" },
 	[MROCE_CNT_RX_FRAG_PACKETS] = { .name = "rx_frag_packets" },
+	[MROCE_CNT_RX_STEERED] = { .name = "rx_steered" },
 	[MROCE_CNT_TIMER_OVERDUE] = { .name = "timer_overdue" },
 	[MROCE_CNT_TX_WINDOW_CHUNKS] = { .name = "tx_window_chunks" },
 };

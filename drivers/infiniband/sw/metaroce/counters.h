@@ -103,6 +103,7 @@ enum mroce_counter {
 	MROCE_CNT_DOORBELLS,		/* not in spec 18: user SQ doorbells */
 	MROCE_CNT_TX_GSO_BATCHES,	/* not in spec 18: skbs of >1 packets */
 	MROCE_CNT_RX_FRAG_PACKETS,	/* not in spec 18: placed in place */
+	MROCE_CNT_RX_STEERED,		/* not in spec 18: to the home CPU */
 	MROCE_CNT_TIMER_OVERDUE,	/* not in spec 18: timer re-armed */
 	MROCE_CNT_TX_WINDOW_CHUNKS,	/* not in spec 18: gauge, pages */
 	MROCE_NUM_COUNTERS

@@ -49,6 +49,7 @@ void mroce_conn_free(struct mroce_conn *conn)
 	hrtimer_cancel(&conn->timer);
 	cancel_work_sync(&conn->tx.work);
 	skb_queue_purge(&conn->tx.q);
+	mroce_steer_purge(conn);
 	mroce_retx_drop_qp(conn, NULL);
 	mroce_paths_free(conn);
 	mroce_rxpaths_free(conn);

@@ -9,6 +9,7 @@
 #include "mroce.h"
 #include "net.h"
 #include "netlink.h"
+#include "rxsteer.h"
 
 /* Runs QP send queues; ordered per QP because a work item never reenters. */
 struct workqueue_struct *mroce_wq;
@@ -35,9 +36,15 @@ static int __init mroce_init(void)
 		err = -ENOMEM;
 		goto err_wq;
 	}
+	/* Bottom-half work: a connection's packets on its home CPU. */
+	mroce_rx_wq = alloc_workqueue("metaroce_rx", WQ_BH, 0);
+	if (!mroce_rx_wq) {
+		err = -ENOMEM;
+		goto err_tx_wq;
+	}
 	err = mroce_net_init();
 	if (err)
-		goto err_tx_wq;
+		goto err_rx_wq;
 	err = mroce_netdev_events_init();
 	if (err)
 		goto err_net;
@@ -52,6 +59,8 @@ err_events:
 	mroce_netdev_events_exit();
 err_net:
 	mroce_net_exit();
+err_rx_wq:
+	destroy_workqueue(mroce_rx_wq);
 err_tx_wq:
 	destroy_workqueue(mroce_tx_wq);
 err_wq:
@@ -66,6 +75,7 @@ static void __exit mroce_exit(void)
 	mroce_remove_all();
 	mroce_netdev_events_exit();
 	mroce_net_exit();
+	destroy_workqueue(mroce_rx_wq);
 	destroy_workqueue(mroce_tx_wq);
 	destroy_workqueue(mroce_wq);
 	pr_info("metaroce: unloaded\n");

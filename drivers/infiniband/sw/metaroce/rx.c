@@ -150,14 +150,16 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		mroce_count(mdev, ECN_CE_RCVD);
 
 	type = ((struct mroce_bth *)skb->data)->type;
-	if (mroce_ptype_is(type, MROCE_PT_DATAGRAM)) {
-		mroce_ud_rcv(mdev, skb);
-	} else if (mroce_ptype_is(type, MROCE_PT_CONN)) {
-		mroce_conn_rcv(mdev, skb);
-	} else {
+	if (mroce_ptype_is(type, MROCE_PT_CONN)) {
+		mroce_conn_rcv(mdev, skb);	/* consumes skb */
+		ib_device_put(&mdev->ibdev);
+		return 0;
+	}
+	if (!mroce_ptype_is(type, MROCE_PT_DATAGRAM)) {
 		mroce_count(mdev, DROP_BAD_HEADER);
 		goto put;
 	}
+	mroce_ud_rcv(mdev, skb);
 	/* Taken by the transport (its own drops are counted there). */
 	ib_device_put(&mdev->ibdev);
 	consume_skb(skb);

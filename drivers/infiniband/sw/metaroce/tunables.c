@@ -81,6 +81,7 @@ static const struct kernel_param_ops mroce_param_ops = {
 MROCE_TUNABLE(dscp, 26, 0, 63, "DSCP of sequenced packets and datagrams");
 MROCE_TUNABLE(ctrl_dscp, 26, 0, 63, "DSCP of control packets");
 MROCE_TUNABLE(tx_batch_pkts, 1, 1, 64, "Packets of a path sent as one GSO skb (1: one by one)");
+MROCE_TUNABLE(rx_steer, 1, 0, 1, "Take busy connections' packets on their home CPU (0: off)");
 
 /* Paths (spec 7) */
 MROCE_TUNABLE(paths_per_plane, 4, 1, 64, "Paths per plane of a new connection");
@@ -146,6 +147,7 @@ const struct mroce_tunable *const mroce_tunables[] = {
 	&mroce_tun_dscp,
 	&mroce_tun_ctrl_dscp,
 	&mroce_tun_tx_batch_pkts,
+	&mroce_tun_rx_steer,
 	&mroce_tun_paths_per_plane,
 	&mroce_tun_min_active_paths,
 	&mroce_tun_suspect_probes,

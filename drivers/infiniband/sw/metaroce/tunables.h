@@ -10,6 +10,7 @@
 
 /* Tunables (spec 17), module parameters in tunables.c. */
 extern unsigned int mroce_tx_batch_pkts;
+extern unsigned int mroce_rx_steer;
 extern unsigned int mroce_ack_coalesce_pkts;
 extern unsigned int mroce_ack_coalesce_us;
 extern unsigned int mroce_ack_carry;
