@@ -1417,8 +1417,7 @@ void mroce_conn_rcv_pkts(struct mroce_conn *conn, struct sk_buff_head *pkts)
 		mroce_conn_tx_commit(conn, &q);
 		mroce_conn_unlock_bh(conn);
 		mroce_conn_xmit(conn);
-		while ((skb = __skb_dequeue(&done)))
-			consume_skb(skb);
+		__skb_queue_purge_reason(&done, SKB_CONSUMED);
 		/* The peer restarted: its connections of other epochs fail. */
 		if (epoch) {
 			spin_lock_bh(&mdev->conns_lock);

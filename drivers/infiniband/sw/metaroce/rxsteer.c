@@ -38,14 +38,6 @@
 
 struct workqueue_struct *mroce_rx_wq;
 
-static void mroce_steer_consume(struct sk_buff_head *pkts)
-{
-	struct sk_buff *skb;
-
-	while ((skb = __skb_dequeue(pkts)))
-		consume_skb(skb);
-}
-
 /*
  * The work item: take what waits, up to a budget, on the home CPU.  Each
  * run holds one reference of the connection, taken by the call that
@@ -77,7 +69,7 @@ static void mroce_steer_work(struct work_struct *work)
 		rcu_read_unlock();
 		ib_device_put(ibdev);
 	} else {
-		mroce_steer_consume(&pkts);
+		__skb_queue_purge_reason(&pkts, SKB_CONSUMED);
 	}
 
 	spin_lock_bh(&st->q.lock);
