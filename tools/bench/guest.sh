@@ -29,6 +29,7 @@ full)
 	BENCH_CRC_IMPLS="lib insn sb8 auto"
 	BENCH_BATCH_OPS=("write 65536" "write 1048576" "read 65536")
 	BENCH_CACK_OPS="read write send atomic"
+	BENCH_STEER_QPS="1 8" BENCH_STEER_PEERS=4
 	BENCH_ECO=1
 	;;
 short)
@@ -47,6 +48,7 @@ short)
 	BENCH_CRC_IMPLS="lib insn sb8 auto"
 	BENCH_BATCH_OPS=("write 65536" "write 1048576" "read 65536")
 	BENCH_CACK_OPS="read atomic"
+	BENCH_STEER_QPS="1 8" BENCH_STEER_PEERS=4
 	BENCH_ECO=1
 	;;
 smoke)
@@ -65,6 +67,7 @@ smoke)
 	BENCH_CRC_IMPLS="auto"
 	BENCH_BATCH_OPS=("write 65536")
 	BENCH_CACK_OPS=""
+	BENCH_STEER_QPS="1" BENCH_STEER_PEERS=0
 	BENCH_ECO=0
 	;;
 *) echo "usage: $0 full|short|smoke" >&2; exit 2 ;;
@@ -96,7 +99,7 @@ fi
 # Most telling first: a run cut short by its VM timeout keeps what it has.
 # BENCH_ONLY="paths multipath incast ..." runs a subset (another VM may run
 # the rest at the same time).
-scens=${BENCH_ONLY:-"perftest_core crc batch cack eco loss profile cpu scale paths multipath incast perftest_rest"}
+scens=${BENCH_ONLY:-"perftest_core steer crc batch cack eco loss profile cpu scale paths multipath incast perftest_rest"}
 for s in $scens; do
 	case $s in
 	incast)

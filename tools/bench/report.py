@@ -655,6 +655,45 @@ class Report:
                          "vs rxe, %s" % off, "vs rxe, %s" % on], rows))
         self.h("")
 
+    def steer(self):
+        """ib_write_bw 64 KiB with receive steering on (rx_steer 1) and off,
+        rxe alongside, with the packets steered and each vCPU's busy,
+        softirq and system shares (scen_steer.sh)."""
+        R = self.recs
+        if not pick(R, group="steer"):
+            return
+        self.h("## Receive steering: ib_write_bw 64 KiB, 2 namespaces, rx_steer 1 vs 0 (spec 20.1)\n")
+        self.h("CPU: per vCPU, busy / softirq / system in per cent of the run (/proc/stat); "
+               "steered packets run in softirq on their connection's home vCPU.\n")
+        rows = []
+        for qps in sorted({r.get("qps") for r in pick(R, group="steer") if r.get("qps")}):
+            a = one(R, group="steer", steer=1, qps=qps, stack="mroce-2ns")
+            b = one(R, group="steer", steer=0, qps=qps, stack="mroce-2ns")
+            x = one(R, group="steer", steer="rxe", qps=qps)
+            ca = one(R, group="steer_cpu", steer=1, qps=qps) or {}
+            cb = one(R, group="steer_cpu", steer=0, qps=qps) or {}
+            cx = one(R, group="steer_cpu", steer="rxe", qps=qps) or {}
+            rows.append(["%d QP" % qps, cell(a, "mbps"), cell(b, "mbps"),
+                         rcell(ratio(val(a, "mbps"), val(b, "mbps"))), cell(x, "mbps"),
+                         rcell(ratio(val(a, "mbps"), val(x, "mbps"))),
+                         rcell(ratio(val(b, "mbps"), val(x, "mbps"))),
+                         str(ca.get("steered", "-")), ca.get("cpus", "-"), cb.get("cpus", "-"),
+                         cx.get("cpus", "-")])
+        self.h(md_table(["QPs", "MiB/s, steer 1", "MiB/s, steer 0", "1 vs 0", "rxe (1 ns) MiB/s",
+                         "1 vs rxe", "0 vs rxe", "packets steered", "CPU, steer 1",
+                         "CPU, steer 0", "CPU, rxe"], rows))
+        self.h("")
+        a = one(R, group="steer_peers", steer=1)
+        b = one(R, group="steer_peers", steer=0)
+        if a or b:
+            base = val(one(R, group="steer", steer=1, qps=1, stack="mroce-2ns"), "mbps")
+            n = (a or b).get("peers", "-")
+            self.h("%s peers x 2 QPs at once (a connection each, summed): rx_steer 1 %s MiB/s "
+                   "(%s of one peer with 1 QP, %s packets steered, CPU %s), rx_steer 0 %s MiB/s "
+                   "(CPU %s).\n" % (n, cell(a, "mbps"), rcell(ratio(val(a, "mbps"), base)),
+                                     (a or {}).get("steered", "-"), (a or {}).get("cpus", "-"),
+                                     cell(b, "mbps"), (b or {}).get("cpus", "-")))
+
     def cack(self):
         """8-byte latency and the atomic rate with carried ACKs off
         (ack_carry 0) and on (1), with the packets per operation
@@ -1368,6 +1407,7 @@ def main():
     rep.bandwidth()
     rep.small()
     rep.crc()
+    rep.steer()
     rep.batch()
     rep.cack()
     rep.eco()
