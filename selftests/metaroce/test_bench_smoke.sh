@@ -28,7 +28,7 @@ check_records() {
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 groups = {r["group"] for r in recs}
-want = {"meta", "lat", "bw", "crc", "crc_impl", "loss", "scale", "cpu", "profile", "outage", "planes", "incast", "meta_end"}
+want = {"meta", "lat", "bw", "steer", "steer_cpu", "crc", "crc_impl", "loss", "scale", "cpu", "profile", "outage", "planes", "incast", "meta_end"}
 missing = want - groups
 assert not missing, "groups missing: %s" % sorted(missing)
 for r in recs:

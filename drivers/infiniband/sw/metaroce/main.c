@@ -10,6 +10,7 @@
 #include "net.h"
 #include "netlink.h"
 #include "rxsteer.h"
+#include "txpool.h"
 
 /* Runs QP send queues; ordered per QP because a work item never reenters. */
 struct workqueue_struct *mroce_wq;
@@ -42,9 +43,12 @@ static int __init mroce_init(void)
 		err = -ENOMEM;
 		goto err_tx_wq;
 	}
-	err = mroce_net_init();
+	err = mroce_txpool_init();
 	if (err)
 		goto err_rx_wq;
+	err = mroce_net_init();
+	if (err)
+		goto err_txpool;
 	err = mroce_netdev_events_init();
 	if (err)
 		goto err_net;
@@ -59,6 +63,8 @@ err_events:
 	mroce_netdev_events_exit();
 err_net:
 	mroce_net_exit();
+err_txpool:
+	mroce_txpool_exit();
 err_rx_wq:
 	destroy_workqueue(mroce_rx_wq);
 err_tx_wq:
@@ -75,6 +81,7 @@ static void __exit mroce_exit(void)
 	mroce_remove_all();
 	mroce_netdev_events_exit();
 	mroce_net_exit();
+	mroce_txpool_exit();
 	destroy_workqueue(mroce_rx_wq);
 	destroy_workqueue(mroce_tx_wq);
 	destroy_workqueue(mroce_wq);

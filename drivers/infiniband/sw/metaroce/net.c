@@ -20,6 +20,7 @@
 #include "net.h"
 #include "pkt.h"
 #include "tunables.h"
+#include "txpool.h"
 #include "wire.h"
 
 unsigned short mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
@@ -141,9 +142,11 @@ void mroce_net_exit(void)
 /*
  * An skb for a packet of len bytes, trailer not included.  Without sleep,
  * its head is a page fragment (up to a 4 KiB segment's packet), which a
- * batch then takes as is (see mroce_batch_ref()); a caller that may sleep,
- * or a failed fragment, gets a kmalloc head.  Not __netdev_alloc_skb():
- * a receive allocator, it may take the reserves kept for swap traffic.
+ * batch then takes as is (see mroce_batch_ref()): in bottom-half context
+ * from this CPU's pool of recycled pages (txpool.c), else from the page
+ * fragment cache; a caller that may sleep, or a failed fragment, gets a
+ * kmalloc head.  Not __netdev_alloc_skb(): a receive allocator, it may
+ * take the reserves kept for swap traffic.
  */
 struct sk_buff *mroce_alloc_skb(unsigned int len, gfp_t gfp)
 {
@@ -152,7 +155,10 @@ struct sk_buff *mroce_alloc_skb(unsigned int len, gfp_t gfp)
 	struct sk_buff *skb = NULL;
 	void *data;
 
-	if (!gfpflags_allow_blocking(gfp) && frag <= PAGE_FRAG_CACHE_MAX_SIZE) {
+	if (!gfpflags_allow_blocking(gfp))
+		skb = mroce_txpool_skb(frag);
+	if (!skb && !gfpflags_allow_blocking(gfp) &&
+	    frag <= PAGE_FRAG_CACHE_MAX_SIZE) {
 		data = netdev_alloc_frag(frag);
 		if (data) {
 			skb = build_skb(data, frag);
