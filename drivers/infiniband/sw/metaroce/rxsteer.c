@@ -15,7 +15,7 @@
  * waits is taken at once, and so is a packet alone: steering starts only
  * where a CPU has a backlog of packets to work through.  A connection's
  * home is chosen round the online CPUs when it is created, which puts the
- * two ends of a connection on one host on CPUs of their own (spec 20.2).  The
+ * two ends of a connection on one host on CPUs of their own (spec 20.1).  The
  * rx_steer tunable turns steering off:
  * every packet is taken where it arrived, as the stack delivered it.
  */
